@@ -1,0 +1,228 @@
+"""Every error the hub raises, in one tree.
+
+```
+HubError
+├── ProtocolError                  sent to callers; carries a JSON-RPC code and an HTTP status
+│   ├── ParseError                         -32700  body is not valid JSON
+│   ├── InvalidRequestError                -32600  envelope is not a JSON-RPC 2.0 request
+│   │   ├── PayloadTooLargeError                   body over limits.max_body (HTTP 413)
+│   │   └── ContentTypeError                       body is not sent as JSON (HTTP 415)
+│   ├── MethodNotFoundError                -32601  no such method or route
+│   ├── InvalidParamsError                 -32602  params do not match the method's schema
+│   │   └── LimitExceededError                     a configured limit was reached (HTTP 429)
+│   ├── InternalError                      -32603  an unexpected failure inside the hub
+│   ├── TaskNotFoundError                  -32001
+│   ├── TaskNotCancelableError             -32002
+│   ├── PushNotificationNotSupportedError  -32003
+│   ├── UnsupportedOperationError          -32004
+│   ├── ContentTypeNotSupportedError       -32005
+│   ├── InvalidAgentResponseError          -32006
+│   ├── ExtendedAgentCardNotConfiguredError -32007
+│   ├── ExtensionSupportRequiredError      -32008
+│   └── VersionNotSupportedError           -32009
+├── ConfigError                    a settings or agents.yaml file is wrong (start-up error)
+│   └── CardMismatchError                  the card advertises what the server does not serve
+├── InvalidTransitionError         a task state change the state machine forbids
+├── SkillError                     raised by a skill to fail its task with a message
+└── StoreError                     the task store could not read or write
+```
+
+A `ProtocolError` is turned into a JSON-RPC error or a `google.rpc.Status` body in one place
+(`hub.server.errors`); everything else that reaches a request boundary becomes `InternalError`
+there, with nothing internal in the message.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "CardMismatchError",
+    "ConfigError",
+    "ContentTypeError",
+    "ContentTypeNotSupportedError",
+    "ExtendedAgentCardNotConfiguredError",
+    "ExtensionSupportRequiredError",
+    "FieldViolation",
+    "HubError",
+    "InternalError",
+    "InvalidAgentResponseError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "InvalidTransitionError",
+    "LimitExceededError",
+    "MethodNotFoundError",
+    "ParseError",
+    "PayloadTooLargeError",
+    "ProtocolError",
+    "PushNotificationNotSupportedError",
+    "SkillError",
+    "StoreError",
+    "TaskNotCancelableError",
+    "TaskNotFoundError",
+    "UnsupportedOperationError",
+    "VersionNotSupportedError",
+]
+
+A2A_DOMAIN = "a2a-protocol.org"
+
+
+class HubError(Exception):
+    """Base of every error the hub raises on purpose."""
+
+
+FieldViolation = tuple[str, str]
+"""A (field path, what is wrong with it) pair, reported as `google.rpc.BadRequest`."""
+
+
+class ProtocolError(HubError):
+    """An error that is reported to the caller in the protocol's own terms.
+
+    Attributes:
+        message: what went wrong and how to fix it, safe to show to the caller.
+        metadata: string pairs carried in the `ErrorInfo` detail (for example the task id).
+        violations: field-level problems, carried in a `BadRequest` detail.
+    """
+
+    code: ClassVar[int] = -32603
+    reason: ClassVar[str] = "INTERNAL_ERROR"
+    http_status: ClassVar[int] = 500
+    rpc_status: ClassVar[str] = "INTERNAL"
+    a2a_defined: ClassVar[bool] = False
+    """True for the errors the A2A spec defines (-32001 … -32009)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        metadata: dict[str, str] | None = None,
+        violations: list[FieldViolation] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = metadata or {}
+        self.violations = violations or []
+
+
+class ParseError(ProtocolError):
+    code = -32700
+    reason = "PARSE_ERROR"
+    http_status = 400
+    rpc_status = "INVALID_ARGUMENT"
+
+
+class InvalidRequestError(ProtocolError):
+    code = -32600
+    reason = "INVALID_REQUEST"
+    http_status = 400
+    rpc_status = "INVALID_ARGUMENT"
+
+
+class PayloadTooLargeError(InvalidRequestError):
+    reason = "PAYLOAD_TOO_LARGE"
+    http_status = 413
+
+
+class ContentTypeError(InvalidRequestError):
+    reason = "UNSUPPORTED_MEDIA_TYPE"
+    http_status = 415
+
+
+class MethodNotFoundError(ProtocolError):
+    code = -32601
+    reason = "METHOD_NOT_FOUND"
+    http_status = 404
+    rpc_status = "NOT_FOUND"
+
+
+class InvalidParamsError(ProtocolError):
+    code = -32602
+    reason = "INVALID_PARAMS"
+    http_status = 400
+    rpc_status = "INVALID_ARGUMENT"
+
+
+class LimitExceededError(InvalidParamsError):
+    reason = "LIMIT_EXCEEDED"
+    http_status = 429
+    rpc_status = "RESOURCE_EXHAUSTED"
+
+
+class InternalError(ProtocolError):
+    pass
+
+
+class _A2AError(ProtocolError):
+    a2a_defined = True
+    http_status = 400
+    rpc_status = "FAILED_PRECONDITION"
+
+
+class TaskNotFoundError(_A2AError):
+    code = -32001
+    reason = "TASK_NOT_FOUND"
+    http_status = 404
+    rpc_status = "NOT_FOUND"
+
+
+class TaskNotCancelableError(_A2AError):
+    code = -32002
+    reason = "TASK_NOT_CANCELABLE"
+
+
+class PushNotificationNotSupportedError(_A2AError):
+    code = -32003
+    reason = "PUSH_NOTIFICATION_NOT_SUPPORTED"
+
+
+class UnsupportedOperationError(_A2AError):
+    code = -32004
+    reason = "UNSUPPORTED_OPERATION"
+
+
+class ContentTypeNotSupportedError(_A2AError):
+    code = -32005
+    reason = "CONTENT_TYPE_NOT_SUPPORTED"
+    rpc_status = "INVALID_ARGUMENT"
+
+
+class InvalidAgentResponseError(_A2AError):
+    code = -32006
+    reason = "INVALID_AGENT_RESPONSE"
+    http_status = 500
+    rpc_status = "INTERNAL"
+
+
+class ExtendedAgentCardNotConfiguredError(_A2AError):
+    code = -32007
+    reason = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+
+
+class ExtensionSupportRequiredError(_A2AError):
+    code = -32008
+    reason = "EXTENSION_SUPPORT_REQUIRED"
+
+
+class VersionNotSupportedError(_A2AError):
+    code = -32009
+    reason = "VERSION_NOT_SUPPORTED"
+
+
+class ConfigError(HubError):
+    """A settings file, `agents.yaml` or a skill reference is wrong; raised at start-up."""
+
+
+class CardMismatchError(ConfigError):
+    """The agent card advertises something the running server does not implement."""
+
+
+class InvalidTransitionError(HubError):
+    """A task state change that the task state machine does not allow."""
+
+
+class SkillError(HubError):
+    """Raised inside a skill to fail its task with a message the caller will see."""
+
+
+class StoreError(HubError):
+    """The task store failed to read or write."""

@@ -1,0 +1,87 @@
+"""The TaskStore protocol: what the task manager needs from durable storage.
+
+Implementations: `SqliteTaskStore` (the embedded default) and `MemoryTaskStore` (tests, and
+hubs that need no durability). The protocol is async so that a shared store (Redis,
+PostgreSQL) can back several hub processes later without changing the task manager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from hub.protocol import Task, TaskState
+
+__all__ = ["TaskPage", "TaskQuery", "TaskRecord", "TaskStore"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRecord:
+    """A task as stored: the wire object plus what the hub needs to serve it again.
+
+    Attributes:
+        task: the whole task, full history and artifacts included.
+        skill: id of the local skill that runs the task (used to resume it after a restart).
+        owner: name of the credential that created the task ("" when auth is off).
+    """
+
+    task: Task
+    skill: str
+    owner: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskQuery:
+    """A ListTasks query. Results are ordered by status timestamp, newest first."""
+
+    owner: str | None = None
+    context_id: str | None = None
+    state: TaskState | None = None
+    updated_after: datetime | None = None
+    page_size: int = 50
+    cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskPage:
+    records: list[TaskRecord]
+    next_cursor: str
+    """Opaque cursor for the next page; "" on the last page."""
+    total_size: int
+    """How many tasks match the query's filters, across all pages."""
+
+
+@runtime_checkable
+class TaskStore(Protocol):
+    """Durable task records. Every write is durable when the awaited call returns."""
+
+    async def open(self) -> None:
+        """Create or migrate the storage; called once before any other method."""
+
+    async def close(self) -> None:
+        """Flush and release the storage."""
+
+    async def put(self, record: TaskRecord) -> None:
+        """Insert or replace the record for `record.task.id`."""
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        """The record for `task_id`, or None."""
+
+    async def list(self, query: TaskQuery) -> TaskPage:
+        """A page of records matching `query`.
+
+        Raises:
+            InvalidParamsError: the cursor is not one this store produced.
+        """
+
+    async def find_in_states(self, states: Collection[TaskState]) -> list[TaskRecord]:
+        """Every record whose task is in one of `states` (restart recovery)."""
+
+    async def delete_terminal_before(self, cutoff: datetime) -> int:
+        """Delete records of terminal tasks whose status timestamp is before `cutoff`.
+
+        Returns:
+            How many records were deleted.
+        """
