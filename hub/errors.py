@@ -24,7 +24,11 @@ HubError
 │   └── CardMismatchError                  the card advertises what the server does not serve
 ├── InvalidTransitionError         a task state change the state machine forbids
 ├── SkillError                     raised by a skill to fail its task with a message
-└── StoreError                     the task store could not read or write
+├── StoreError                     the task store could not read or write
+└── ClientError                    a call to another agent failed
+    ├── AgentUnreachableError              no connection could be made
+    ├── AgentTimeoutError                  the agent did not answer in time
+    └── RemoteRpcError                     the agent answered with an error (its code and data)
 ```
 
 A `ProtocolError` is turned into a JSON-RPC error or a `google.rpc.Status` body in one place
@@ -37,7 +41,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 __all__ = [
+    "A2A_DOMAIN",
+    "AgentTimeoutError",
+    "AgentUnreachableError",
     "CardMismatchError",
+    "ClientError",
     "ConfigError",
     "ContentTypeError",
     "ContentTypeNotSupportedError",
@@ -56,6 +64,7 @@ __all__ = [
     "PayloadTooLargeError",
     "ProtocolError",
     "PushNotificationNotSupportedError",
+    "RemoteRpcError",
     "SkillError",
     "StoreError",
     "TaskNotCancelableError",
@@ -226,3 +235,29 @@ class SkillError(HubError):
 
 class StoreError(HubError):
     """The task store failed to read or write."""
+
+
+class ClientError(HubError):
+    """A call from the hub (or its CLI) to another agent failed."""
+
+
+class AgentUnreachableError(ClientError):
+    """No connection to the agent could be made."""
+
+
+class AgentTimeoutError(ClientError):
+    """The agent did not answer within the deadline."""
+
+
+class RemoteRpcError(ClientError):
+    """The agent answered with a protocol error.
+
+    Attributes:
+        code: the JSON-RPC code (or HTTP status for a REST error).
+        data: the error's `data` member as received.
+    """
+
+    def __init__(self, message: str, *, code: int, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data

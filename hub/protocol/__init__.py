@@ -3,7 +3,7 @@
 Nothing in this package performs I/O or imports an HTTP library.
 """
 
-from hub.protocol.base import JsonObject, Timestamp, WireModel, format_timestamp, utc_now
+from hub.protocol.base import JsonObject, Timestamp, WireModel, format_timestamp, new_id, utc_now
 from hub.protocol.card import (
     AgentCapabilities,
     AgentCard,
@@ -52,6 +52,7 @@ from hub.protocol.task import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    agent_message,
 )
 
 __all__ = [
@@ -101,6 +102,8 @@ __all__ = [
     "TaskStatusUpdateEvent",
     "Timestamp",
     "WireModel",
+    "agent_message",
     "format_timestamp",
+    "new_id",
     "utc_now",
 ]

@@ -129,5 +129,3 @@ class ListTaskPushNotificationConfigsResponse(WireModel):
 
 class GetExtendedAgentCardRequest(WireModel):
     tenant: str | None = None
-
-

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from hub.protocol.base import JsonObject, Timestamp, WireModel
+from hub.protocol.base import JsonObject, Timestamp, WireModel, new_id
 
 __all__ = [
     "INTERRUPTED_STATES",
@@ -24,6 +25,7 @@ __all__ = [
     "TaskState",
     "TaskStatus",
     "TaskStatusUpdateEvent",
+    "agent_message",
 ]
 
 
@@ -166,7 +168,12 @@ class StreamResponse(WireModel):
         )
         if count != 1:
             raise ValueError(
-                "a stream response holds exactly one of task, message, statusUpdate, "
-                "artifactUpdate"
+                "a stream response holds exactly one of task, message, statusUpdate, artifactUpdate"
             )
         return self
+
+
+def agent_message(content: str | Sequence[Part]) -> Message:
+    """An agent message from text or parts, with a fresh id."""
+    parts = [Part(text=content)] if isinstance(content, str) else list(content)
+    return Message(message_id=new_id(), role=Role.AGENT, parts=parts)

@@ -1,5 +1,16 @@
 """Task storage: the `TaskStore` protocol and its SQLite and in-memory implementations."""
 
 from hub.store.base import TaskPage, TaskQuery, TaskRecord, TaskStore
+from hub.store.factory import build_store
+from hub.store.memory import MemoryTaskStore
+from hub.store.sqlite import SqliteTaskStore
 
-__all__ = ["TaskPage", "TaskQuery", "TaskRecord", "TaskStore"]
+__all__ = [
+    "MemoryTaskStore",
+    "SqliteTaskStore",
+    "TaskPage",
+    "TaskQuery",
+    "TaskRecord",
+    "TaskStore",
+    "build_store",
+]

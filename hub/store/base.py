@@ -7,6 +7,7 @@ PostgreSQL) can back several hub processes later without changing the task manag
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,7 +77,7 @@ class TaskStore(Protocol):
             InvalidParamsError: the cursor is not one this store produced.
         """
 
-    async def find_in_states(self, states: Collection[TaskState]) -> list[TaskRecord]:
+    async def find_in_states(self, states: Collection[TaskState]) -> builtins.list[TaskRecord]:
         """Every record whose task is in one of `states` (restart recovery)."""
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:

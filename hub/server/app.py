@@ -1,0 +1,114 @@
+"""`create_app()`: the hub's Litestar application, wired from the collaborators it is given."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, Request, get, post
+from litestar.datastructures import State
+from litestar.exceptions import HTTPException
+from litestar.response import Response
+
+from hub.config import Settings
+from hub.errors import ConfigError, InternalError, InvalidRequestError, MethodNotFoundError
+from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.jsonrpc import handle_jsonrpc
+from hub.server.rest import REST_ROUTES, rest_error_response
+from hub.server.service import A2AService
+from hub.server.state import HubState
+from hub.skills import Skill
+from hub.store import TaskStore
+from hub.tasks import TaskManager
+
+__all__ = ["create_app"]
+
+AnyRequest = Request[Any, Any, Any]
+CARD_PATHS = ["/.well-known/agent-card.json", "/.well-known/agent.json"]
+
+
+@get(CARD_PATHS)
+async def agent_card(request: AnyRequest) -> Response[bytes]:
+    hub: HubState = request.app.state.hub
+    document = hub.service.card
+    headers = {
+        "ETag": document.etag,
+        "Cache-Control": f"public, max-age={hub.settings.card.cache_max_age}",
+        # The public card is meant to be read from anywhere, browsers included.
+        "Access-Control-Allow-Origin": "*",
+    }
+    if document.matches(request.headers.get("if-none-match")):
+        return Response(content=b"", status_code=304, headers=headers)
+    return Response(content=document.body, media_type="application/json", headers=headers)
+
+
+@post("/", status_code=200)
+async def jsonrpc_endpoint(request: AnyRequest) -> Response[Any]:
+    return await handle_jsonrpc(request, request.app.state.hub)
+
+
+@get("/healthz")
+async def health() -> Response[bytes]:
+    return Response(content=b'{"status":"ok"}', media_type="application/json")
+
+
+def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
+    """Errors Litestar raises before a handler runs (no route, wrong verb) in the A2A shape."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status in (404, 405):
+        error: Any = MethodNotFoundError(
+            f"no route for {request.method} {request.url.path}; see the card's "
+            "supportedInterfaces for the A2A endpoints"
+        )
+    elif status < 500:
+        error = InvalidRequestError(str(getattr(exc, "detail", "")) or "bad request")
+    else:
+        error = InternalError("the hub failed to handle this request")
+    return rest_error_response(error)
+
+
+def create_app(settings: Settings, *, store: TaskStore, skills: Mapping[str, Skill]) -> Litestar:
+    """The hub's ASGI app. The store is opened and closed by the app's lifespan.
+
+    Raises:
+        ConfigError: the default skill is missing, or the card promises what is not served.
+    """
+    if settings.default_skill not in skills:
+        known = ", ".join(sorted(skills)) or "none"
+        raise ConfigError(
+            f"default_skill '{settings.default_skill}' is not among the configured skills "
+            f"(known: {known})"
+        )
+    card = build_card(settings, [skill.card for skill in skills.values()])
+    check_card(card, ServedFeatures())
+    manager = TaskManager(
+        store=store,
+        executors=skills,
+        default_skill=settings.default_skill,
+        limits=settings.limits,
+    )
+    hub = HubState(
+        settings=settings,
+        service=A2AService(manager=manager, card=CardDocument.render(card)),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        await store.open()
+        try:
+            async with manager:
+                yield
+        finally:
+            await store.close()
+
+    return Litestar(
+        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES],
+        lifespan=[lifespan],
+        state=State({"hub": hub}),
+        exception_handlers={HTTPException: _http_error, Exception: _http_error},
+        openapi_config=None,
+        logging_config=None,
+        # Bodies are size-checked by the handlers, which answer in the protocol's own terms.
+        request_max_body_size=None,
+    )

@@ -1,0 +1,127 @@
+"""The hub's own Agent Card: built from the settings and the local skills, checked against
+what the server really serves, and rendered once as a hybrid 1.0 + 0.3 document."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hub.config import Settings
+from hub.errors import CardMismatchError
+from hub.protocol import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+)
+from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
+from hub.protocol.v03.translate import card_v03_fields
+
+__all__ = ["CardDocument", "ServedFeatures", "build_card", "check_card"]
+
+DEFAULT_MODES = ["text/plain", "application/json"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServedFeatures:
+    """What this server process actually implements, to check the card against."""
+
+    streaming: bool = True
+    push_notifications: bool = False
+    extended_card: bool = False
+    bindings: frozenset[tuple[str, str]] = frozenset(
+        {(BINDING_JSONRPC, "1.0"), (BINDING_HTTP_JSON, "1.0"), (BINDING_JSONRPC, "0.3")}
+    )
+
+
+def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
+    """The card that describes this hub: its interfaces, capabilities and local skills."""
+    base = settings.server.base_url()
+    card = settings.card
+    return AgentCard(
+        name=card.name,
+        description=card.description,
+        version=card.version,
+        supported_interfaces=[
+            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
+            AgentInterface(url=base, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
+            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
+        ],
+        provider=(
+            AgentProvider(organization=card.provider.organization, url=card.provider.url)
+            if card.provider
+            else None
+        ),
+        documentation_url=card.documentation_url,
+        icon_url=card.icon_url,
+        capabilities=AgentCapabilities(
+            streaming=card.streaming,
+            push_notifications=card.push_notifications,
+            extended_agent_card=card.extended_card,
+        ),
+        default_input_modes=list(DEFAULT_MODES),
+        default_output_modes=list(DEFAULT_MODES),
+        skills=list(skills),
+    )
+
+
+def check_card(card: AgentCard, served: ServedFeatures) -> None:
+    """Refuse to start with a card that promises what the server does not do.
+
+    Raises:
+        CardMismatchError: a capability or interface in the card is not served.
+    """
+    problems = []
+    capabilities = card.capabilities
+    if capabilities.streaming and not served.streaming:
+        problems.append("capabilities.streaming is on but streaming is not served")
+    if capabilities.push_notifications and not served.push_notifications:
+        problems.append(
+            "capabilities.pushNotifications is on (card.push_notifications) but this hub does "
+            "not deliver push notifications yet; set card.push_notifications: false"
+        )
+    if capabilities.extended_agent_card and not served.extended_card:
+        problems.append(
+            "capabilities.extendedAgentCard is on (card.extended_card) but no authenticated "
+            "extended card is configured; set card.extended_card: false"
+        )
+    for interface in card.supported_interfaces:
+        key = (interface.protocol_binding, interface.protocol_version)
+        if key not in served.bindings:
+            problems.append(
+                f"interface {interface.protocol_binding} {interface.protocol_version} at "
+                f"{interface.url} is not served"
+            )
+    if not card.skills:
+        problems.append("the card lists no skills; configure at least one under 'skills:'")
+    if problems:
+        raise CardMismatchError("the agent card does not match the server: " + "; ".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class CardDocument:
+    """The card as served: hybrid JSON bytes, and an ETag over them."""
+
+    card: AgentCard
+    body: bytes
+    etag: str
+
+    @classmethod
+    def render(cls, card: AgentCard) -> CardDocument:
+        document = card.to_wire()
+        # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces.
+        for key, value in card_v03_fields(card).items():
+            document.setdefault(key, value)
+        body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        return cls(card=card, body=body, etag=etag)
+
+    def matches(self, if_none_match: str | None) -> bool:
+        """True when the client's `If-None-Match` names this version (answer 304)."""
+        if not if_none_match:
+            return False
+        tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+        return "*" in tags or self.etag in tags

@@ -1,0 +1,81 @@
+"""The one place where errors become JSON-RPC error objects or `google.rpc.Status` bodies."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from hub.errors import A2A_DOMAIN, InternalError, InvalidParamsError, ParseError, ProtocolError
+from hub.protocol.jsonrpc import violations_of
+
+__all__ = ["as_protocol_error", "jsonrpc_error", "rest_error_body"]
+
+log = logging.getLogger("hub.server")
+
+_V03_UNKNOWN_CODES = frozenset({-32008, -32009})
+
+
+def as_protocol_error(exc: BaseException, *, where: str) -> ProtocolError:
+    """`exc` as the error the caller gets; unexpected failures are logged once, here, and
+    reported without internals."""
+    if isinstance(exc, ProtocolError):
+        return exc
+    if isinstance(exc, ValidationError):
+        if any(problem["type"] == "json_invalid" for problem in exc.errors()):
+            return ParseError("request body is not valid JSON")
+        violations = violations_of(exc)
+        summary = "; ".join(f"{field}: {problem}" for field, problem in violations[:3])
+        return InvalidParamsError(f"invalid request: {summary}", violations=violations)
+    log.error("unexpected error in %s", where, exc_info=exc)
+    return InternalError("the hub failed to handle this request; the hub log has the details")
+
+
+def _details(error: ProtocolError) -> list[dict[str, Any]]:
+    details: list[dict[str, Any]] = [
+        {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": error.reason,
+            "domain": A2A_DOMAIN,
+            "metadata": error.metadata,
+        }
+    ]
+    if error.violations:
+        details.append(
+            {
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": [
+                    {"field": field, "description": problem} for field, problem in error.violations
+                ],
+            }
+        )
+    return details
+
+
+def jsonrpc_error(error: ProtocolError, *, v03: bool = False) -> dict[str, Any]:
+    """The `error` member of a JSON-RPC response, in the 1.0 or the 0.3 shape."""
+    if not v03:
+        return {"code": error.code, "message": error.message, "data": _details(error)}
+    # 0.3 has no -32008/-32009; its `data` is free-form.
+    code = -32603 if error.code in _V03_UNKNOWN_CODES else error.code
+    body: dict[str, Any] = {"code": code, "message": error.message}
+    if error.violations:
+        body["data"] = {
+            "fieldViolations": [
+                {"field": field, "description": problem} for field, problem in error.violations
+            ]
+        }
+    return body
+
+
+def rest_error_body(error: ProtocolError) -> dict[str, Any]:
+    """A `google.rpc.Status` JSON body (§11.6)."""
+    return {
+        "error": {
+            "code": error.http_status,
+            "status": error.rpc_status,
+            "message": error.message,
+            "details": _details(error),
+        }
+    }

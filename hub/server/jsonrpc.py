@@ -1,0 +1,115 @@
+"""The JSON-RPC binding (§9): one endpoint for the 1.0 and the 0.3 method names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.response import Response, Stream
+
+from hub.errors import MethodNotFoundError, ProtocolError
+from hub.protocol.jsonrpc import (
+    V1_METHODS,
+    JsonRpcId,
+    RawCall,
+    classify_failure,
+    error_response,
+    parse_v1_call,
+    result_response,
+)
+from hub.server.body import read_json_body
+from hub.server.errors import as_protocol_error, jsonrpc_error
+from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
+from hub.server.service import A2AService
+from hub.server.sse import sse_frames
+from hub.server.state import HubState
+from hub.server.version import check_version, requested_version
+from hub.tasks import TaskStream, Update
+
+__all__ = ["handle_jsonrpc"]
+
+JSON = "application/json"
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+Outcome = bytes | TaskStream
+"""A unary result's JSON bytes, or a stream of updates."""
+
+
+async def _v1(service: A2AService, method: str, params: Any, caller: str) -> Outcome:
+    match method:
+        case "SendMessage":
+            return (await service.send_message(params, caller)).to_json()
+        case "SendStreamingMessage":
+            return await service.stream_message(params, caller)
+        case "GetTask":
+            return (await service.get_task(params, caller)).to_json()
+        case "ListTasks":
+            return (await service.list_tasks(params, caller)).to_json()
+        case "CancelTask":
+            return (await service.cancel_task(params, caller)).to_json()
+        case "SubscribeToTask":
+            return await service.subscribe(params, caller)
+        case "GetExtendedAgentCard":
+            return (await service.extended_card(caller)).to_json()
+        case _:  # the four push-config methods
+            service.push_configs()
+            raise AssertionError("push configs are refused above")
+
+
+def _json(body: bytes, status: int = 200) -> Response[bytes]:
+    return Response(content=body, status_code=status, media_type=JSON)
+
+
+async def handle_jsonrpc(request: Request[Any, Any, Any], state: HubState) -> Response[Any]:
+    """Serve one JSON-RPC request: parse once, negotiate the version, dispatch, render."""
+    request_id: JsonRpcId = None
+    v03 = False
+    try:
+        body = await read_json_body(request, state.settings.limits.max_body)
+        requested = requested_version(request.headers, request.query_params)
+        call = parse_v1_call(body)
+        if call is not None:
+            request_id, method, params = call.id, call.method, call.params
+        else:
+            request_id, outcome = classify_failure(body)
+            if isinstance(outcome, ProtocolError):
+                raise outcome
+            method, params = outcome.method, outcome
+            if method not in V03_METHODS:
+                raise _unknown_method(method)
+        v03 = method in V03_METHODS
+        check_version(
+            "0.3" if v03 else "1.0",
+            requested,
+            accept_missing=state.settings.server.accept_missing_version,
+        )
+        caller = ""
+        if v03:
+            assert isinstance(params, RawCall)
+            result, render = await dispatch_v03(state.service, params, caller)
+        else:
+            result = await _v1(state.service, method, params, caller)
+            render = None
+    except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
+        error = as_protocol_error(exc, where="JSON-RPC")
+        return _json(error_response(request_id, jsonrpc_error(error, v03=v03)))
+    if isinstance(result, bytes):
+        return _json(result_response(request_id, result))
+
+    def frame(update: Update) -> bytes:
+        return result_response(request_id, render(update) if render else update.json())
+
+    return Stream(
+        sse_frames(result, frame, keepalive=state.settings.server.keepalive),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )
+
+
+def _unknown_method(method: str) -> MethodNotFoundError:
+    known = ", ".join(sorted(V1_METHODS))
+    return MethodNotFoundError(
+        f"method {method!r} does not exist; A2A 1.0 methods are {known} "
+        "(0.3 names such as message/send are accepted too)",
+        metadata={"method": method[:100]},
+    )

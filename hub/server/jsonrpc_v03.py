@@ -1,0 +1,84 @@
+"""The 0.3 JSON-RPC methods: params translated to 1.0 on the way in, results and stream
+events translated back to 0.3 on the way out. Nothing else in the server knows 0.3."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from hub.protocol import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, WireModel
+from hub.protocol.jsonrpc import RawCall, invalid_params
+from hub.protocol.v03 import models as v03
+from hub.protocol.v03.translate import (
+    send_params_to_v1,
+    send_result_to_v03,
+    stream_response_to_v03,
+    task_to_v03,
+)
+from hub.server.service import A2AService
+from hub.tasks import TaskStream, Update
+
+__all__ = ["V03_METHODS", "dispatch_v03"]
+
+V03_METHODS = frozenset(
+    {
+        "message/send",
+        "message/stream",
+        "tasks/get",
+        "tasks/cancel",
+        "tasks/resubscribe",
+        "tasks/pushNotificationConfig/set",
+        "tasks/pushNotificationConfig/get",
+        "tasks/pushNotificationConfig/list",
+        "tasks/pushNotificationConfig/delete",
+        "agent/getAuthenticatedExtendedCard",
+    }
+)
+
+Render = Callable[[Update], bytes]
+
+
+def render_v03(update: Update) -> bytes:
+    """A 1.0 stream item as the 0.3 event, `final` set on the event that ends the stream."""
+    return stream_response_to_v03(update.event, final=update.closes_stream).to_json()
+
+
+def _params(call: RawCall, model: type[WireModel]) -> Any:
+    try:
+        return model.model_validate(call.params or {})
+    except ValidationError as exc:
+        raise invalid_params(exc, call.method) from None
+
+
+async def dispatch_v03(
+    service: A2AService, call: RawCall, caller: str
+) -> tuple[bytes | TaskStream, Render | None]:
+    """Run a 0.3 call; returns the 0.3 result bytes, or a stream and its 0.3 renderer."""
+    method = call.method
+    if method in ("message/send", "message/stream"):
+        request = send_params_to_v1(_params(call, v03.MessageSendParams))
+        if method == "message/stream":
+            return await service.stream_message(request, caller), render_v03
+        response = await service.send_message(request, caller)
+        return send_result_to_v03(response).to_json(), None
+    if method == "tasks/get":
+        query = _params(call, v03.TaskQueryParams)
+        task = await service.get_task(
+            GetTaskRequest(id=query.id, history_length=query.history_length), caller
+        )
+        return task_to_v03(task).to_json(), None
+    if method == "tasks/cancel":
+        target = _params(call, v03.TaskIdParams)
+        task = await service.cancel_task(CancelTaskRequest(id=target.id), caller)
+        return task_to_v03(task).to_json(), None
+    if method == "tasks/resubscribe":
+        target = _params(call, v03.TaskIdParams)
+        stream = await service.subscribe(SubscribeToTaskRequest(id=target.id), caller)
+        return stream, render_v03
+    if method == "agent/getAuthenticatedExtendedCard":
+        await service.extended_card(caller)
+        raise AssertionError("extended card is refused above")
+    service.push_configs()
+    raise AssertionError("push configs are refused above")

@@ -1,0 +1,178 @@
+"""The HTTP+JSON binding (§11): the 1.0 REST routes, `google.rpc.Status` errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from litestar import Request, delete, get, post
+from litestar.response import Response, Stream
+
+from hub.errors import MethodNotFoundError, ProtocolError
+from hub.protocol import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
+from hub.server.body import read_json_body
+from hub.server.errors import as_protocol_error, rest_error_body
+from hub.server.service import A2AService
+from hub.server.sse import sse_frames
+from hub.server.state import HubState
+from hub.server.version import check_version, requested_version
+from hub.tasks import TaskStream, Update
+
+__all__ = ["REST_ROUTES", "rest_error_response"]
+
+A2A_JSON = "application/a2a+json"
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+AnyRequest = Request[Any, Any, Any]
+Work = Callable[[A2AService, str], Awaitable[bytes | TaskStream]]
+
+
+def rest_error_response(error: ProtocolError) -> Response[bytes]:
+    body = json.dumps(rest_error_body(error), separators=(",", ":")).encode()
+    return Response(content=body, status_code=error.http_status, media_type="application/json")
+
+
+async def _serve(request: AnyRequest, work: Work) -> Response[Any]:
+    hub: HubState = request.app.state.hub
+    try:
+        check_version(
+            "1.0",
+            requested_version(request.headers, request.query_params),
+            accept_missing=hub.settings.server.accept_missing_version,
+        )
+        result = await work(hub.service, "")
+    except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
+        return rest_error_response(as_protocol_error(exc, where="REST"))
+    if isinstance(result, bytes):
+        return Response(content=result, status_code=200, media_type=A2A_JSON)
+    return Stream(
+        sse_frames(result, Update.json, keepalive=hub.settings.server.keepalive),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )
+
+
+async def _send_request(request: AnyRequest) -> SendMessageRequest:
+    hub: HubState = request.app.state.hub
+    body = await read_json_body(request, hub.settings.limits.max_body)
+    return SendMessageRequest.model_validate_json(body)
+
+
+def _query(request: AnyRequest) -> dict[str, str]:
+    return {key: value for key, value in request.query_params.items() if key != "A2A-Version"}
+
+
+@post("/message:send", status_code=200)
+async def send_message(request: AnyRequest) -> Response[Any]:
+    async def work(service: A2AService, caller: str) -> bytes:
+        return (await service.send_message(await _send_request(request), caller)).to_json()
+
+    return await _serve(request, work)
+
+
+@post("/message:stream", status_code=200)
+async def stream_message(request: AnyRequest) -> Response[Any]:
+    async def work(service: A2AService, caller: str) -> TaskStream:
+        return await service.stream_message(await _send_request(request), caller)
+
+    return await _serve(request, work)
+
+
+@get("/tasks")
+async def list_tasks(request: AnyRequest) -> Response[Any]:
+    async def work(service: A2AService, caller: str) -> bytes:
+        query = ListTasksRequest.model_validate(_query(request))
+        return (await service.list_tasks(query, caller)).to_json()
+
+    return await _serve(request, work)
+
+
+def _split(task_ref: str, allowed: tuple[str, ...]) -> tuple[str, str]:
+    """`abc:cancel` → ("abc", "cancel"); a verb not in `allowed` is an unknown route."""
+    task_id, _, verb = task_ref.partition(":")
+    if verb not in allowed:
+        raise MethodNotFoundError(
+            f"no route for ':{verb}' on a task; use :cancel or :subscribe",
+            metadata={"taskId": task_id},
+        )
+    return task_id, verb
+
+
+@get("/tasks/{task_ref:str}")
+async def get_task(request: AnyRequest) -> Response[Any]:
+    task_ref: str = request.path_params["task_ref"]
+
+    async def work(service: A2AService, caller: str) -> bytes | TaskStream:
+        task_id, verb = _split(task_ref, ("", "subscribe"))
+        if verb == "subscribe":
+            return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
+        query = GetTaskRequest.model_validate({**_query(request), "id": task_id})
+        return (await service.get_task(query, caller)).to_json()
+
+    return await _serve(request, work)
+
+
+@post("/tasks/{task_ref:str}", status_code=200)
+async def task_action(request: AnyRequest) -> Response[Any]:
+    task_ref: str = request.path_params["task_ref"]
+
+    async def work(service: A2AService, caller: str) -> bytes | TaskStream:
+        task_id, verb = _split(task_ref, ("cancel", "subscribe"))
+        if verb == "subscribe":
+            return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
+        return (await service.cancel_task(CancelTaskRequest(id=task_id), caller)).to_json()
+
+    return await _serve(request, work)
+
+
+async def _push_refused(service: A2AService, caller: str) -> bytes:
+    service.push_configs()
+    raise AssertionError("push configs are refused above")
+
+
+@post("/tasks/{task_id:str}/pushNotificationConfigs", status_code=200)
+async def create_push_config(request: AnyRequest) -> Response[Any]:
+    return await _serve(request, _push_refused)
+
+
+@get("/tasks/{task_id:str}/pushNotificationConfigs")
+async def list_push_configs(request: AnyRequest) -> Response[Any]:
+    return await _serve(request, _push_refused)
+
+
+@get("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}")
+async def get_push_config(request: AnyRequest) -> Response[Any]:
+    return await _serve(request, _push_refused)
+
+
+@delete("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}", status_code=200)
+async def delete_push_config(request: AnyRequest) -> Response[Any]:
+    return await _serve(request, _push_refused)
+
+
+@get("/extendedAgentCard")
+async def extended_card(request: AnyRequest) -> Response[Any]:
+    async def work(service: A2AService, caller: str) -> bytes:
+        return (await service.extended_card(caller)).to_json()
+
+    return await _serve(request, work)
+
+
+REST_ROUTES = [
+    send_message,
+    stream_message,
+    list_tasks,
+    get_task,
+    task_action,
+    create_push_config,
+    list_push_configs,
+    get_push_config,
+    delete_push_config,
+    extended_card,
+]

@@ -1,0 +1,28 @@
+"""Server-Sent Events framing for task streams, with keep-alive comments on idle streams."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+from hub.tasks import TaskStream, Update
+
+__all__ = ["KEEPALIVE", "sse_frames"]
+
+KEEPALIVE = b": keep-alive\n\n"
+
+
+async def sse_frames(
+    stream: TaskStream, render: Callable[[Update], bytes], *, keepalive: float
+) -> AsyncIterator[bytes]:
+    """`data:` frames for every update of `stream`, a comment when idle for `keepalive`
+    seconds; the subscription is released when the client goes away or the stream ends."""
+    async with stream:
+        while True:
+            try:
+                update = await stream.next_within(keepalive)
+            except StopAsyncIteration:
+                return
+            if update is None:
+                yield KEEPALIVE
+                continue
+            yield b"data: " + render(update) + b"\n\n"

@@ -1,0 +1,7 @@
+"""Local skills: the `@skill` API, `SkillContext`, built-in skills and the loader."""
+
+from hub.skills.api import Skill, SkillResult, skill
+from hub.skills.context import SkillContext
+from hub.skills.loader import BUILTIN_SKILLS, load_skills
+
+__all__ = ["BUILTIN_SKILLS", "Skill", "SkillContext", "SkillResult", "load_skills", "skill"]

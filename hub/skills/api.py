@@ -1,0 +1,185 @@
+"""The `@skill` decorator and `Skill`, the executor that runs a decorated function."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from hub.errors import SkillError
+from hub.protocol import (
+    AgentSkill,
+    Artifact,
+    Message,
+    Part,
+    SendMessageRequest,
+    TaskState,
+    agent_message,
+    new_id,
+)
+from hub.skills.context import SkillContext, as_parts
+from hub.tasks import TaskRun
+
+__all__ = ["Skill", "SkillResult", "skill"]
+
+SkillResult: TypeAlias = (
+    str | Part | Sequence[Part] | Artifact | Sequence[Artifact] | Message | None
+)
+"""What a skill may return: text, parts or artifacts (the task's result), a Message (the final
+status message; for a reply skill, the reply), or None."""
+
+SkillFunction: TypeAlias = Callable[
+    [SkillContext], Awaitable[SkillResult] | AsyncIterator[str | Part | Sequence[Part] | Artifact]
+]
+
+_SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+RESPONSE_ARTIFACT = "response"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skill:
+    """A local skill: its card entry and the function that does the work.
+
+    Implements the task manager's `TaskExecutor`.
+    """
+
+    card: AgentSkill
+    function: SkillFunction = field(repr=False)
+    mode: Literal["task", "message"] = "task"
+
+    @property
+    def skill_id(self) -> str:
+        return self.card.id
+
+    @property
+    def direct_reply(self) -> bool:
+        return self.mode == "message"
+
+    async def run(self, run: TaskRun) -> None:
+        ctx = SkillContext(
+            skill_id=self.skill_id, message=run.message, metadata=run.metadata, run=run
+        )
+        if inspect.isasyncgenfunction(self.function):
+            await _stream_chunks(ctx, self.function(ctx))
+            return
+        result = await self.function(ctx)  # type: ignore[misc]
+        if run.state.is_terminal or run.state.is_interrupted:
+            return
+        await _deliver(ctx, run, result)
+
+    async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
+        message = request.message.model_copy(update={"context_id": context_id})
+        ctx = SkillContext(
+            skill_id=self.skill_id, message=message, metadata=request.metadata, run=None
+        )
+        if inspect.isasyncgenfunction(self.function):
+            raise SkillError(f"skill '{self.skill_id}' replies with a message; it cannot yield")
+        result = await self.function(ctx)  # type: ignore[misc]
+        if isinstance(result, Message):
+            return result
+        if isinstance(result, Artifact):
+            return agent_message(result.parts)
+        if result is None:
+            raise SkillError(f"skill '{self.skill_id}' returned nothing to reply with")
+        if isinstance(result, Sequence) and not isinstance(result, str):
+            parts = [
+                p for item in result for p in (item.parts if isinstance(item, Artifact) else [item])
+            ]
+            return agent_message(parts)
+        return agent_message(as_parts(result))
+
+
+async def _deliver(ctx: SkillContext, run: TaskRun, result: SkillResult) -> None:
+    if result is None:
+        return
+    if isinstance(result, Message):
+        await run.status(TaskState.COMPLETED, result)
+        return
+    if isinstance(result, Artifact):
+        await run.artifact(result)
+        return
+    if isinstance(result, str | Part):
+        await ctx.artifact(result, name=RESPONSE_ARTIFACT)
+        return
+    items = list(result)
+    if items and all(isinstance(item, Artifact) for item in items):
+        for artifact in items:
+            await run.artifact(artifact)  # type: ignore[arg-type]
+    elif items:
+        await ctx.artifact(items, name=RESPONSE_ARTIFACT)  # type: ignore[arg-type]
+
+
+async def _stream_chunks(
+    ctx: SkillContext, chunks: AsyncIterator[str | Part | Sequence[Part] | Artifact]
+) -> None:
+    """Yielded text and parts become chunks of one response artifact; yielded artifacts are
+    emitted whole. One chunk is held back so the last can be marked `lastChunk`."""
+    artifact_id = new_id()
+    pending: list[Part] | None = None
+    sent_any = False
+    async for chunk in chunks:
+        if isinstance(chunk, Artifact):
+            await ctx.artifact(
+                chunk.parts, name=chunk.name, artifact_id=chunk.artifact_id, metadata=chunk.metadata
+            )
+            continue
+        if pending is not None:
+            await ctx.artifact(
+                pending,
+                name=RESPONSE_ARTIFACT,
+                artifact_id=artifact_id,
+                append=sent_any,
+                last_chunk=False,
+            )
+            sent_any = True
+        pending = as_parts(chunk)
+    if pending is not None:
+        await ctx.artifact(
+            pending, name=RESPONSE_ARTIFACT, artifact_id=artifact_id, append=sent_any
+        )
+
+
+def skill(
+    *,
+    id: str,
+    description: str,
+    name: str | None = None,
+    tags: Sequence[str] = (),
+    examples: Sequence[str] = (),
+    input_modes: Sequence[str] | None = None,
+    output_modes: Sequence[str] | None = None,
+    reply: Literal["task", "message"] = "task",
+) -> Callable[[SkillFunction], Skill]:
+    """Declare an async function (or async generator) as a local skill.
+
+    Args:
+        id: the skill id in the card and in `metadata.skill` (letters, digits, `_.-`).
+        description: what the skill does, shown in the card.
+        name: a human name (default: the id).
+        tags: keywords for routing.
+        examples: example prompts.
+        input_modes: accepted media types (default: the card's).
+        output_modes: produced media types (default: the card's).
+        reply: "task" (default) runs as a task; "message" answers with one Message and
+            creates no task.
+    """
+    if not _SKILL_ID.match(id):
+        raise ValueError(f"skill id {id!r} must be 1-64 letters, digits, '_', '.' or '-'")
+
+    def decorate(function: SkillFunction) -> Skill:
+        if not (inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)):
+            raise TypeError(f"skill {id!r} must be an async function or async generator")
+        card = AgentSkill(
+            id=id,
+            name=name or id,
+            description=description,
+            tags=list(tags),
+            examples=list(examples) or None,
+            input_modes=list(input_modes) if input_modes else None,
+            output_modes=list(output_modes) if output_modes else None,
+        )
+        return Skill(card=card, function=function, mode=reply)
+
+    return decorate

@@ -1,0 +1,132 @@
+"""SkillContext: what a local skill receives, and the only way it changes its task."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hub.errors import SkillError
+from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
+from hub.tasks import TaskRun
+
+__all__ = ["SkillContext", "as_parts"]
+
+
+def as_parts(content: str | Part | Sequence[Part]) -> list[Part]:
+    if isinstance(content, str):
+        return [Part(text=content)]
+    if isinstance(content, Part):
+        return [content]
+    return list(content)
+
+
+class SkillContext:
+    """The task a skill is working on, and the calls that report progress and results.
+
+    Attributes:
+        message: the message that started the task (or, for a reply skill, the request).
+        metadata: the request's metadata.
+    """
+
+    def __init__(
+        self,
+        *,
+        skill_id: str,
+        message: Message,
+        metadata: JsonObject | None,
+        run: TaskRun | None,
+    ) -> None:
+        self.skill_id = skill_id
+        self.message = message
+        self.metadata: JsonObject = metadata or {}
+        self._run = run
+
+    @property
+    def task_id(self) -> str | None:
+        return self._run.task_id if self._run else None
+
+    @property
+    def context_id(self) -> str | None:
+        return self._run.context_id if self._run else self.message.context_id
+
+    @property
+    def text(self) -> str:
+        """The text parts of the first message, joined by newlines."""
+        return self.message.text()
+
+    @property
+    def data(self) -> list[Any]:
+        """The `data` values of the first message's data parts."""
+        return [part.data for part in self.message.parts if part.data is not None]
+
+    @property
+    def history(self) -> list[Message]:
+        return self._run.history if self._run else [self.message]
+
+    @property
+    def replaying(self) -> bool:
+        """True while a restarted skill replays answers it already had (nothing is emitted)."""
+        return self._run.replaying if self._run else False
+
+    def _task(self, what: str) -> TaskRun:
+        if self._run is None:
+            raise SkillError(
+                f"skill '{self.skill_id}' replies with a message and has no task to {what}"
+            )
+        return self._run
+
+    async def progress(self, text: str, *, metadata: JsonObject | None = None) -> None:
+        """Report progress: a WORKING status update carrying `text`."""
+        await self._task("report progress on").status(
+            TaskState.WORKING, agent_message(text), metadata=metadata
+        )
+
+    async def artifact(
+        self,
+        content: str | Part | Sequence[Part],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        artifact_id: str | None = None,
+        append: bool = False,
+        last_chunk: bool = True,
+        metadata: JsonObject | None = None,
+    ) -> str:
+        """Emit an artifact (or a chunk of one, with `append`); returns its id.
+
+        Send chunks with the same `artifact_id` and `append=True`, the last with
+        `last_chunk=True`; the artifact is persisted when its last chunk arrives.
+        """
+        artifact = Artifact(
+            artifact_id=artifact_id or new_id(),
+            name=name,
+            description=description,
+            parts=as_parts(content),
+            metadata=metadata,
+        )
+        await self._task("add artifacts to").artifact(
+            artifact, append=append, last_chunk=last_chunk
+        )
+        return artifact.artifact_id
+
+    async def ask(self, question: str | Sequence[Part], *, auth: bool = False) -> Message:
+        """Park the task in input-required (or auth-required) and wait for the answer.
+
+        Returns:
+            The caller's answer; `answer.text()` gives its text.
+        """
+        state = TaskState.AUTH_REQUIRED if auth else TaskState.INPUT_REQUIRED
+        return await self._task("park").ask(agent_message(question), state=state)
+
+    async def finish(
+        self, state: TaskState = TaskState.COMPLETED, message: str | None = None
+    ) -> None:
+        """End the task now in `state` (COMPLETED, FAILED or REJECTED), with a message."""
+        if not state.is_terminal:
+            raise SkillError(f"finish() takes a terminal state, not {state.value}")
+        await self._task("finish").status(state, agent_message(message) if message else None)
+
+    @staticmethod
+    def fail(message: str) -> SkillError:
+        """`raise ctx.fail("why")` ends the task as failed with that message."""
+        return SkillError(message)

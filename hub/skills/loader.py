@@ -1,0 +1,65 @@
+"""Loading the local skills named in the settings."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from hub.config import SkillRef
+from hub.errors import ConfigError
+from hub.skills.api import Skill
+from hub.skills.echo import echo
+
+__all__ = ["BUILTIN_SKILLS", "load_skills"]
+
+BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo}
+
+
+def _import(reference: str) -> Skill:
+    module_name, _, attribute = reference.partition(":")
+    # Module skills live in the user's project: make the working directory importable, as
+    # `python -m` would.
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"skill '{reference}': cannot import module {module_name} ({exc})"
+        ) from None
+    target = getattr(module, attribute, None)
+    if target is None:
+        raise ConfigError(f"skill '{reference}': module {module_name} has no {attribute}")
+    if not isinstance(target, Skill):
+        raise ConfigError(
+            f"skill '{reference}' is not a skill; decorate the async function with "
+            "@hub.skill(id=..., description=...)"
+        )
+    return target
+
+
+def load_skills(refs: Sequence[SkillRef]) -> dict[str, Skill]:
+    """The skills named in `skills:`, by id.
+
+    Raises:
+        ConfigError: an unknown built-in, an import failure, or two skills with one id.
+    """
+    skills: dict[str, Skill] = {}
+    for ref in refs:
+        if ref.builtin is not None:
+            found = BUILTIN_SKILLS.get(ref.builtin)
+            if found is None:
+                known = ", ".join(sorted(BUILTIN_SKILLS))
+                raise ConfigError(f"unknown built-in skill '{ref.builtin}' (known: {known})")
+        else:
+            assert ref.module is not None
+            found = _import(ref.module)
+        if found.skill_id in skills:
+            raise ConfigError(
+                f"two skills have the id '{found.skill_id}'; skill ids must be unique"
+            )
+        skills[found.skill_id] = found
+    return skills

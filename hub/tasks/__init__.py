@@ -1,0 +1,16 @@
+"""Tasks: the TaskManager, the task state machine and per-task update streams."""
+
+from hub.tasks.manager import INTERRUPTED_BY_RESTART, TaskManager
+from hub.tasks.run import TaskExecutor, TaskRun
+from hub.tasks.state import check_transition
+from hub.tasks.stream import TaskStream, Update
+
+__all__ = [
+    "INTERRUPTED_BY_RESTART",
+    "TaskExecutor",
+    "TaskManager",
+    "TaskRun",
+    "TaskStream",
+    "Update",
+    "check_transition",
+]

@@ -1,0 +1,188 @@
+"""A task held in memory while it can still change: its state, subscribers and skill run."""
+
+from __future__ import annotations
+
+import anyio
+
+from hub.errors import InvalidTransitionError
+from hub.protocol import (
+    Artifact,
+    JsonObject,
+    Message,
+    Role,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    utc_now,
+)
+from hub.store import TaskRecord
+from hub.tasks.state import check_transition
+from hub.tasks.stream import Broadcast, Update
+from hub.tasks.workers import OrderLock
+
+__all__ = ["LiveTask", "snapshot"]
+
+
+def snapshot(task: Task, *, history_length: int | None = None, artifacts: bool = True) -> Task:
+    """A copy of `task` for a response: history cut to the last `history_length` messages
+    (0 leaves it out), artifacts left out when `artifacts` is False."""
+    history = task.history
+    if history is not None:
+        if history_length == 0 or not history:
+            history = None
+        elif history_length is not None:
+            history = history[-history_length:]
+        else:
+            history = list(history)
+    kept = (list(task.artifacts) or None) if (artifacts and task.artifacts) else None
+    return task.model_copy(update={"history": history, "artifacts": kept})
+
+
+class LiveTask:
+    """One task that is not terminal, with the machinery to change it and watch it.
+
+    State changes are applied synchronously (`apply_*`), so a check and the change it guards
+    never have an await between them; the manager persists and publishes after each one.
+    """
+
+    __slots__ = (
+        "answer",
+        "broadcast",
+        "lock",
+        "owner",
+        "scope",
+        "settled",
+        "skill",
+        "task",
+        "waiting_for_answer",
+    )
+
+    def __init__(self, record: TaskRecord) -> None:
+        self.task = record.task
+        self.skill = record.skill
+        self.owner = record.owner
+        self.broadcast = Broadcast()
+        self.settled = anyio.Event()
+        self.lock = OrderLock()
+        self.scope: anyio.CancelScope | None = None
+        self.waiting_for_answer: anyio.Event | None = None
+        self.answer: Message | None = None
+        if self.state.is_terminal or self.state.is_interrupted:
+            self.settled.set()
+
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
+    @property
+    def context_id(self) -> str:
+        return self.task.context_id or ""
+
+    @property
+    def state(self) -> TaskState:
+        return self.task.status.state
+
+    def record(self) -> TaskRecord:
+        return TaskRecord(task=self.task, skill=self.skill, owner=self.owner)
+
+    def snapshot_update(self) -> Update:
+        """The current task as the first event of a new stream."""
+        task = snapshot(self.task)
+        closes = self.state.is_terminal
+        return Update(StreamResponse(task=task), closes_stream=closes)
+
+    def apply_status(
+        self, state: TaskState, message: Message | None = None, metadata: JsonObject | None = None
+    ) -> Update:
+        """Move the task to `state` (checked), recording an agent status message in history.
+
+        Raises:
+            InvalidTransitionError: the state machine forbids the change.
+        """
+        check_transition(self.state, state)
+        if message is not None:
+            message = self._own(message)
+            if self.task.history is None:
+                self.task.history = []
+            self.task.history.append(message)
+        status = TaskStatus(state=state, message=message, timestamp=utc_now())
+        self.task.status = status
+        if state.is_terminal or state.is_interrupted:
+            self.settled.set()
+        elif self.settled.is_set():
+            self.settled = anyio.Event()
+        task_id, context_id = self.task_id, self.context_id
+
+        def event() -> StreamResponse:
+            update = TaskStatusUpdateEvent(
+                task_id=task_id, context_id=context_id, status=status, metadata=metadata
+            )
+            return StreamResponse(status_update=update)
+
+        return Update(event, closes_stream=state.is_terminal or state.is_interrupted)
+
+    def apply_artifact(
+        self,
+        artifact: Artifact,
+        *,
+        append: bool = False,
+        last_chunk: bool = True,
+        metadata: JsonObject | None = None,
+    ) -> Update:
+        """Add an artifact, replace one with the same id, or append parts to it.
+
+        Raises:
+            InvalidTransitionError: the task is already terminal.
+        """
+        if self.state.is_terminal:
+            raise InvalidTransitionError(
+                f"task is {self.state.value}, a terminal state; it takes no more artifacts"
+            )
+        artifacts = self.task.artifacts
+        if artifacts is None:
+            artifacts = self.task.artifacts = []
+        existing = next(
+            (i for i, known in enumerate(artifacts) if known.artifact_id == artifact.artifact_id),
+            None,
+        )
+        if existing is None:
+            artifacts.append(artifact)
+        elif append:
+            merged = artifacts[existing]
+            artifacts[existing] = merged.model_copy(
+                update={"parts": [*merged.parts, *artifact.parts]}
+            )
+        else:
+            artifacts[existing] = artifact
+        task_id, context_id = self.task_id, self.context_id
+
+        def event() -> StreamResponse:
+            update = TaskArtifactUpdateEvent(
+                task_id=task_id,
+                context_id=context_id,
+                artifact=artifact,
+                append=append,
+                last_chunk=last_chunk,
+                metadata=metadata,
+            )
+            return StreamResponse(artifact_update=update)
+
+        return Update(event)
+
+    def add_user_message(self, message: Message) -> None:
+        if self.task.history is None:
+            self.task.history = []
+        self.task.history.append(self._own(message))
+
+    def answers(self) -> list[Message]:
+        """User messages after the first: each answered one `ask` of the skill, in order."""
+        history = self.task.history or []
+        return [message for message in history[1:] if message.role is Role.USER]
+
+    def _own(self, message: Message) -> Message:
+        if message.task_id == self.task_id and message.context_id == self.context_id:
+            return message
+        return message.model_copy(update={"task_id": self.task_id, "context_id": self.context_id})

@@ -1,0 +1,466 @@
+"""The TaskManager: creates, continues, cancels and watches tasks, and runs their skills."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from types import TracebackType
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hub.config import LimitSettings
+from hub.errors import (
+    InvalidParamsError,
+    InvalidTransitionError,
+    LimitExceededError,
+    SkillError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from hub.protocol import (
+    Artifact,
+    JsonObject,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    agent_message,
+    new_id,
+    utc_now,
+)
+from hub.protocol.requests import DEFAULT_PAGE_SIZE
+from hub.store import TaskQuery, TaskRecord, TaskStore
+from hub.tasks.live import LiveTask, snapshot
+from hub.tasks.run import TaskExecutor, TaskRun
+from hub.tasks.stream import Broadcast, TaskStream, Update
+from hub.tasks.workers import WorkerPool
+
+__all__ = ["INTERRUPTED_BY_RESTART", "TaskManager"]
+
+log = logging.getLogger("hub.tasks")
+
+INTERRUPTED_BY_RESTART = "interrupted by restart"
+_SKILL_FAILED = "skill '{skill}' failed with an internal error; the hub log has the details"
+
+
+class TaskManager:
+    """Owns every live task: applies events, persists them, then publishes them.
+
+    Use as an async context manager: entering recovers tasks a previous run left behind and
+    starts the task group that runs skills and evicts expired tasks; leaving cancels running
+    skills and records their tasks as interrupted.
+
+    Args:
+        store: where every task change is written before it is published.
+        executors: the local skills by id.
+        default_skill: the skill a message goes to when it names none.
+        limits: live-task, context and part limits, and the TTL of terminal tasks.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: TaskStore,
+        executors: Mapping[str, TaskExecutor],
+        default_skill: str,
+        limits: LimitSettings,
+    ) -> None:
+        if default_skill not in executors:
+            known = ", ".join(sorted(executors)) or "none"
+            raise ValueError(f"default skill {default_skill!r} is not registered (known: {known})")
+        self._store = store
+        self._executors = dict(executors)
+        self._default_skill = default_skill
+        self._limits = limits
+        self._live: dict[str, LiveTask] = {}
+        self._contexts: Counter[str] = Counter()
+        self._group: TaskGroup | None = None
+        self._workers: WorkerPool | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def __aenter__(self) -> TaskManager:
+        await self._recover()
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._workers = WorkerPool(self._group)
+        self._group.start_soon(self._evict_expired)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        group, self._group, self._workers = self._group, None, None
+        if group is not None:
+            group.cancel_scope.cancel()
+            await group.__aexit__(exc_type, exc, tb)
+        with anyio.CancelScope(shield=True):
+            for live in list(self._live.values()):
+                if not (live.state.is_terminal or live.state.is_interrupted):
+                    await self._fail(live, INTERRUPTED_BY_RESTART)
+                live.broadcast.close_all()
+
+    async def _recover(self) -> None:
+        """Tasks that were running when the hub stopped cannot resume: mark them failed."""
+        stale = await self._store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
+        for record in stale:
+            live = LiveTask(record)
+            live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART))
+            await self._store.put(live.record())
+        if stale:
+            log.warning("marked %d interrupted task(s) failed after a restart", len(stale))
+
+    async def _evict_expired(self) -> None:
+        ttl = self._limits.task_ttl
+        while True:
+            await anyio.sleep(min(ttl / 4, 60.0))
+            removed = await self._store.delete_terminal_before(utc_now() - timedelta(seconds=ttl))
+            if removed:
+                log.info("evicted %d expired task(s)", removed)
+
+    # -- operations ------------------------------------------------------------------------
+
+    async def send(self, request: SendMessageRequest, *, owner: str = "") -> Task | Message:
+        """SendMessage: returns the Task when it is terminal or interrupted (or at once with
+        `returnImmediately`), or the skill's direct Message."""
+        accepted = await self._accept(request, owner, subscribe=False)
+        if isinstance(accepted, Message):
+            return accepted
+        live, _ = accepted
+        configuration = request.configuration
+        if configuration is None or not configuration.return_immediately:
+            await live.settled.wait()
+        history_length = configuration.history_length if configuration else None
+        return snapshot(live.task, history_length=history_length)
+
+    async def stream(self, request: SendMessageRequest, *, owner: str = "") -> TaskStream:
+        """SendStreamingMessage: a stream that starts with the Task (or the one Message)."""
+        accepted = await self._accept(request, owner, subscribe=True)
+        if isinstance(accepted, Message):
+            return Broadcast.single(Update(StreamResponse(message=accepted), closes_stream=True))
+        _, stream = accepted
+        assert stream is not None
+        return stream
+
+    async def get(
+        self, task_id: str, *, history_length: int | None = None, owner: str = ""
+    ) -> Task:
+        live = self._live.get(task_id)
+        if live is not None and _visible(live.owner, owner):
+            return snapshot(live.task, history_length=history_length)
+        record = await self._stored(task_id, owner)
+        return snapshot(record.task, history_length=history_length)
+
+    async def list(self, request: ListTasksRequest, *, owner: str = "") -> ListTasksResponse:
+        page_size = request.page_size or DEFAULT_PAGE_SIZE
+        page = await self._store.list(
+            TaskQuery(
+                owner=owner or None,
+                context_id=request.context_id or None,
+                state=request.status if request.status is not TaskState.UNSPECIFIED else None,
+                updated_after=request.status_timestamp_after,
+                page_size=page_size,
+                cursor=request.page_token or None,
+            )
+        )
+        tasks = [
+            snapshot(
+                record.task,
+                history_length=request.history_length,
+                artifacts=bool(request.include_artifacts),
+            )
+            for record in page.records
+        ]
+        return ListTasksResponse(
+            tasks=tasks,
+            next_page_token=page.next_cursor,
+            page_size=page_size,
+            total_size=page.total_size,
+        )
+
+    async def cancel(self, task_id: str, *, owner: str = "") -> Task:
+        """CancelTask: ends the task as canceled and stops its skill.
+
+        Raises:
+            TaskNotFoundError: no such task (or not the caller's).
+            TaskNotCancelableError: the task is already terminal.
+        """
+        live = await self._materialize(task_id, owner)
+
+        def cancel() -> Update:
+            if live.state.is_terminal:
+                raise _not_cancelable(live.task)
+            return live.apply_status(TaskState.CANCELED)
+
+        await self._change(live, cancel)
+        if live.scope is not None:
+            live.scope.cancel()
+        return snapshot(live.task)
+
+    async def subscribe(self, task_id: str, *, owner: str = "") -> TaskStream:
+        """SubscribeToTask: a stream starting with the task snapshot, ending when it is terminal.
+
+        Raises:
+            UnsupportedOperationError: the task is already terminal.
+        """
+        live = await self._materialize(task_id, owner)
+        if live.state.is_terminal:
+            raise UnsupportedOperationError(
+                f"task {task_id} is {live.state.value}; a terminal task has no updates to "
+                "subscribe to (use GetTask)",
+                metadata={"taskId": task_id},
+            )
+        return live.broadcast.subscribe(live.snapshot_update())
+
+    # -- what a running skill calls (through TaskRun) ---------------------------------------
+
+    async def change_status(
+        self,
+        live: LiveTask,
+        state: TaskState,
+        message: Message | None = None,
+        *,
+        metadata: JsonObject | None = None,
+    ) -> None:
+        await self._change(live, lambda: live.apply_status(state, message, metadata))
+
+    async def change_artifact(
+        self,
+        live: LiveTask,
+        artifact: Artifact,
+        *,
+        append: bool,
+        last_chunk: bool,
+        metadata: JsonObject | None,
+    ) -> None:
+        # Chunks are persisted when their artifact is finished, not one by one.
+        await self._change(
+            live,
+            lambda: live.apply_artifact(
+                artifact, append=append, last_chunk=last_chunk, metadata=metadata
+            ),
+            persist=last_chunk,
+        )
+
+    async def wait_for_answer(self, live: LiveTask, question: Message, state: TaskState) -> Message:
+        arrived = anyio.Event()
+        live.waiting_for_answer = arrived
+        try:
+            await self.change_status(live, state, question)
+            await arrived.wait()
+        finally:
+            live.waiting_for_answer = None
+        answer, live.answer = live.answer, None
+        assert answer is not None
+        return answer
+
+    # -- internals -------------------------------------------------------------------------
+
+    async def _accept(
+        self, request: SendMessageRequest, owner: str, *, subscribe: bool
+    ) -> Message | tuple[LiveTask, TaskStream | None]:
+        message = request.message
+        if len(message.parts) > self._limits.max_parts:
+            raise LimitExceededError(
+                f"message has {len(message.parts)} parts; the limit is "
+                f"{self._limits.max_parts} (limits.max_parts)"
+            )
+        if message.role is not Role.USER:
+            raise InvalidParamsError(
+                "message.role must be ROLE_USER for a message sent to the hub",
+                violations=[("message.role", "must be ROLE_USER")],
+            )
+        if message.task_id:
+            return await self._continue(message, owner, subscribe=subscribe)
+        skill = self._skill_for(request)
+        executor = self._executors[skill]
+        context_id = message.context_id or new_id()
+        if executor.direct_reply:
+            reply = await executor.reply(request, context_id)
+            return reply.model_copy(update={"context_id": context_id, "task_id": None})
+        return await self._create(request, skill, context_id, owner, subscribe=subscribe)
+
+    def _skill_for(self, request: SendMessageRequest) -> str:
+        for metadata in (request.metadata, request.message.metadata):
+            if metadata and "skill" in metadata:
+                skill = metadata["skill"]
+                if not isinstance(skill, str) or skill not in self._executors:
+                    known = ", ".join(sorted(self._executors))
+                    raise InvalidParamsError(
+                        f"skill {skill!r} is not served by this hub (known: {known})",
+                        violations=[("metadata.skill", f"must be one of: {known}")],
+                    )
+                return skill
+        return self._default_skill
+
+    async def _create(
+        self,
+        request: SendMessageRequest,
+        skill: str,
+        context_id: str,
+        owner: str,
+        *,
+        subscribe: bool,
+    ) -> tuple[LiveTask, TaskStream | None]:
+        if len(self._live) >= self._limits.max_tasks:
+            raise LimitExceededError(
+                f"the hub is running {len(self._live)} tasks, its limit (limits.max_tasks); "
+                "retry when some finish"
+            )
+        if context_id not in self._contexts and len(self._contexts) >= self._limits.max_contexts:
+            raise LimitExceededError(
+                f"the hub has {len(self._contexts)} active contexts, its limit "
+                "(limits.max_contexts); continue an existing context or retry later"
+            )
+        task_id = new_id()
+        first = request.message.model_copy(update={"task_id": task_id, "context_id": context_id})
+        task = Task(
+            id=task_id,
+            context_id=context_id,
+            status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
+            history=[first],
+            metadata=request.metadata,
+        )
+        live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
+        await self._store.put(live.record())
+        self._live[task_id] = live
+        self._contexts[context_id] += 1
+        stream = live.broadcast.subscribe(live.snapshot_update()) if subscribe else None
+        self._start(live, request.metadata)
+        return live, stream
+
+    async def _continue(
+        self, message: Message, owner: str, *, subscribe: bool
+    ) -> tuple[LiveTask, TaskStream | None]:
+        task_id = message.task_id or ""
+        live = await self._materialize(task_id, owner)
+        if message.context_id and message.context_id != live.context_id:
+            raise InvalidParamsError(
+                f"contextId {message.context_id} does not match task {task_id}, whose "
+                f"contextId is {live.context_id}; omit contextId or send the task's own",
+                violations=[("message.contextId", "does not match the task's contextId")],
+            )
+        stream: TaskStream | None = None
+
+        def resume() -> Update:
+            if live.state.is_terminal:
+                raise UnsupportedOperationError(
+                    f"task {task_id} is {live.state.value} and accepts no more messages; send "
+                    "a new message without taskId (same contextId) to start a follow-up task",
+                    metadata={"taskId": task_id},
+                )
+            if not live.state.is_interrupted:
+                raise UnsupportedOperationError(
+                    f"task {task_id} is {live.state.value}; it takes a new message only while "
+                    "input-required or auth-required (cancel it, or subscribe to follow it)",
+                    metadata={"taskId": task_id},
+                )
+            live.add_user_message(message)
+            return live.apply_status(TaskState.WORKING)
+
+        await self._change(live, resume)
+        if subscribe:
+            stream = live.broadcast.subscribe(live.snapshot_update())
+        if live.waiting_for_answer is not None:
+            live.answer = (live.task.history or [message])[-1]
+            live.waiting_for_answer.set()
+        elif live.scope is None:
+            # The skill's run ended while parked (or the hub restarted): run it again; it
+            # replays the answers it already had.
+            self._start(live, live.task.metadata)
+        return live, stream
+
+    def _start(self, live: LiveTask, metadata: JsonObject | None) -> None:
+        if self._workers is None:
+            raise RuntimeError("TaskManager used outside 'async with'")
+        self._workers.submit(lambda: self._execute(live, metadata))
+
+    async def _execute(self, live: LiveTask, metadata: JsonObject | None) -> None:
+        executor = self._executors[live.skill]
+        with anyio.CancelScope() as scope:
+            live.scope = scope
+            try:
+                if live.state is TaskState.SUBMITTED:
+                    await self.change_status(live, TaskState.WORKING)
+                await executor.run(TaskRun(self, live, metadata))
+                if not (live.state.is_terminal or live.state.is_interrupted):
+                    await self.change_status(live, TaskState.COMPLETED)
+            except SkillError as exc:
+                await self._fail(live, str(exc))
+            except InvalidTransitionError as exc:
+                log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)
+            except Exception:
+                log.exception("task %s: skill %s raised", live.task_id, live.skill)
+                await self._fail(live, _SKILL_FAILED.format(skill=live.skill))
+            finally:
+                live.scope = None
+
+    async def _fail(self, live: LiveTask, reason: str) -> None:
+        if not live.state.is_terminal:
+            await self.change_status(live, TaskState.FAILED, agent_message(reason))
+
+    async def _change(
+        self, live: LiveTask, mutate: Callable[[], Update], *, persist: bool = True
+    ) -> None:
+        """Apply one change, persist the task, then publish the change, as one step per task:
+        the order subscribers see is the order the store saw."""
+        async with live.lock:
+            update = mutate()
+            if persist:
+                await self._store.put(live.record())
+            self._publish(live, update)
+
+    def _publish(self, live: LiveTask, update: Update) -> None:
+        live.broadcast.publish(update)
+        if live.state.is_terminal and self._live.pop(live.task_id, None) is not None:
+            self._contexts[live.context_id] -= 1
+            if self._contexts[live.context_id] <= 0:
+                del self._contexts[live.context_id]
+
+    async def _stored(self, task_id: str, owner: str) -> TaskRecord:
+        record = await self._store.get(task_id)
+        if record is None or not _visible(record.owner, owner):
+            raise TaskNotFoundError(f"task {task_id} was not found", metadata={"taskId": task_id})
+        return record
+
+    async def _materialize(self, task_id: str, owner: str) -> LiveTask:
+        """The live task for `task_id`, loading a parked or finished one from the store."""
+        live = self._live.get(task_id)
+        if live is not None:
+            if not _visible(live.owner, owner):
+                raise TaskNotFoundError(
+                    f"task {task_id} was not found", metadata={"taskId": task_id}
+                )
+            return live
+        record = await self._stored(task_id, owner)
+        live = self._live.get(task_id)  # another caller may have loaded it meanwhile
+        if live is not None:
+            return live
+        live = LiveTask(record)
+        if not live.state.is_terminal:
+            self._live[task_id] = live
+            self._contexts[live.context_id] += 1
+        return live
+
+
+def _visible(record_owner: str, owner: str) -> bool:
+    return not owner or record_owner == owner
+
+
+def _not_cancelable(task: Task) -> TaskNotCancelableError:
+    return TaskNotCancelableError(
+        f"task {task.id} is {task.status.state.value}; a terminal task cannot be canceled",
+        metadata={"taskId": task.id},
+    )

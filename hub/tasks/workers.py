@@ -1,0 +1,93 @@
+"""A pool of long-lived tasks that run skills, so starting a task costs no task spawn.
+
+Spawning an anyio task costs tens of microseconds; handing a job to an idle worker costs an
+event. Workers are started on demand (so a skill that waits for input never starves the
+others) and belong to the task manager's task group, which cancels them on shutdown.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+__all__ = ["OrderLock", "WorkerPool"]
+
+Job = Callable[[], Awaitable[Any]]
+
+
+class _Slot:
+    __slots__ = ("job", "ready")
+
+    def __init__(self) -> None:
+        self.ready = anyio.Event()
+        self.job: Job | None = None
+
+
+class WorkerPool:
+    """Runs jobs on reusable tasks of `group`; keeps at most `max_idle` workers waiting."""
+
+    def __init__(self, group: TaskGroup, *, max_idle: int = 64) -> None:
+        self._group = group
+        self._idle: deque[_Slot] = deque()
+        self._max_idle = max_idle
+
+    def submit(self, job: Job) -> None:
+        if self._idle:
+            slot = self._idle.pop()
+            slot.job = job
+            slot.ready.set()
+        else:
+            self._group.start_soon(self._work, job)
+
+    async def _work(self, job: Job) -> None:
+        while True:
+            await job()
+            if len(self._idle) >= self._max_idle:
+                return
+            slot = _Slot()
+            self._idle.append(slot)
+            await slot.ready.wait()
+            assert slot.job is not None
+            job = slot.job
+
+
+class OrderLock:
+    """A lock for one event loop that costs nothing when nobody else holds it.
+
+    Used per task so that apply → persist → publish happens as one step even when the store
+    yields; anyio's Lock checkpoints on every acquire, which is measurable on the hot path.
+    """
+
+    __slots__ = ("_held", "_waiters")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._held:
+            self._held = True
+            return
+        turn = anyio.Event()
+        self._waiters.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():
+                self._release()  # ownership was handed over just as we were cancelled
+            else:
+                self._waiters.remove(turn)
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()  # hand ownership straight to the next waiter
+        else:
+            self._held = False

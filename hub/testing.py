@@ -1,0 +1,59 @@
+"""Public helpers for testing hubs and agents: serve an ASGI app on a real loopback socket."""
+
+from __future__ import annotations
+
+import inspect
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+
+__all__ = ["serve_on_loopback"]
+
+
+@asynccontextmanager
+async def serve_on_loopback(
+    app: Any | Callable[[str], Any], *, startup_timeout: float = 10.0
+) -> AsyncIterator[str]:
+    """Run an ASGI app under uvicorn on 127.0.0.1 in the current event loop; yields its URL.
+
+    Args:
+        app: the app, or a function that builds it from the URL it will be served at (so a
+            card can advertise the real address).
+        startup_timeout: seconds to wait for the server to start.
+
+    The socket is bound before the app is built (port 0), so there is no free-port race. The
+    server is stopped when the block exits.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    if callable(app) and not _is_asgi_app(app):
+        app = app(url)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve, [sock])
+        with anyio.fail_after(startup_timeout):
+            while not server.started:
+                if server.should_exit:
+                    raise RuntimeError("the server stopped while starting")
+                await anyio.sleep(0.005)
+        try:
+            yield url
+        finally:
+            server.should_exit = True
+    sock.close()
+
+
+def _is_asgi_app(candidate: Any) -> bool:
+    """An ASGI app is called with (scope, receive, send); a factory with one URL."""
+    try:
+        return len(inspect.signature(candidate).parameters) == 3
+    except (TypeError, ValueError):
+        return True

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+
+from hub.config import LimitSettings, Settings
+from hub.server import create_app
+from hub.skills import Skill, SkillContext, skill
+from hub.skills.echo import echo
+from hub.store import MemoryTaskStore
+
+
+@skill(id="interview", description="asks for a name, then greets")
+async def interview(ctx: SkillContext) -> str:
+    answer = await ctx.ask("What is your name?")
+    return f"Hello, {answer.text()}!"
+
+
+def hub_skills() -> dict[str, Skill]:
+    return {item.skill_id: item for item in (echo, interview)}
+
+
+def hub_settings(**limits: object) -> Settings:
+    return Settings(limits=LimitSettings.model_validate({"max_body": 4096, **limits}))
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(hub_settings(), store=MemoryTaskStore(), skills=hub_skills())
+    async with LifespanManager(app):
+        # Not manager.app: asgi-lifespan hands every request the same `state` dict, where
+        # Litestar caches parsed headers, so requests would see each other's headers.
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
+            yield http
