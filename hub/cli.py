@@ -99,6 +99,8 @@ def _serve(settings: Settings) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((settings.server.host, settings.server.port))
+        # Listening now means connections queue from the moment the address is logged.
+        sock.listen(2048)
     except OSError as exc:
         raise ConfigError(
             f"cannot listen on {settings.server.host}:{settings.server.port} ({exc.strerror}); "

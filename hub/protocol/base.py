@@ -24,13 +24,15 @@ def _assume_utc(value: datetime) -> datetime:
 
 def format_timestamp(value: datetime) -> str:
     """ISO 8601 in UTC with millisecond precision and a `Z` suffix, as §5.6.1 asks."""
-    return (
-        value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
-    )
+    # isoformat is several times faster than strftime on this hot path.
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def utc_now() -> datetime:
-    return datetime.now(UTC)
+    """Now, in UTC, at the millisecond precision the wire carries (so a timestamp read back
+    from JSON equals the one written)."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
 
 
 def new_id() -> str:

@@ -8,7 +8,7 @@ PostgreSQL) can back several hub processes later without changing the task manag
 from __future__ import annotations
 
 import builtins
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -66,6 +66,9 @@ class TaskStore(Protocol):
 
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
+
+    async def put_many(self, records: Sequence[TaskRecord]) -> None:
+        """Insert or replace several records in one transaction (all or none)."""
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The record for `task_id`, or None."""

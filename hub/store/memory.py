@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from hub.errors import StoreError
@@ -36,6 +36,10 @@ class MemoryTaskStore:
         self._check()
         task = record.task
         self._rows[task.id] = (task.to_json(), record.skill, record.owner, sort_key(task))
+
+    async def put_many(self, records: Sequence[TaskRecord]) -> None:
+        for record in records:
+            await self.put(record)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         self._check()

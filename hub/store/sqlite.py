@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -41,9 +41,12 @@ CREATE INDEX IF NOT EXISTS tasks_by_time ON tasks (status_us DESC, task_id DESC)
 CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks (context_id, status_us DESC);
 CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state);
 """
+# An upsert updates the row in place; INSERT OR REPLACE would delete and re-insert it,
+# touching every index twice.
 _PUT = (
-    "INSERT OR REPLACE INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+    "state = excluded.state, status_us = excluded.status_us, body = excluded.body"
 )
 
 
@@ -94,23 +97,24 @@ class SqliteTaskStore:
         return self._db
 
     async def put(self, record: TaskRecord) -> None:
-        task = record.task
-        micros, _ = sort_key(task)
         try:
-            self._conn().execute(
-                _PUT,
-                (
-                    task.id,
-                    task.context_id or "",
-                    task.status.state.value,
-                    micros,
-                    record.owner,
-                    record.skill,
-                    task.to_json(),
-                ),
-            )
+            self._conn().execute(_PUT, _row(record))
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write task {task.id} to {self.path} ({exc})") from None
+            raise StoreError(f"cannot write task {record.task.id} to {self.path} ({exc})") from None
+
+    async def put_many(self, records: Sequence[TaskRecord]) -> None:
+        db = self._conn()
+        rows = [_row(record) for record in records]
+        try:
+            db.execute("BEGIN")
+            try:
+                db.executemany(_PUT, rows)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write {len(rows)} task(s) to {self.path} ({exc})") from None
 
     async def get(self, task_id: str) -> TaskRecord | None:
         row = (
@@ -175,6 +179,19 @@ class SqliteTaskStore:
             [int(cutoff.timestamp() * 1_000_000), *terminal],
         )
         return cursor.rowcount
+
+
+def _row(record: TaskRecord) -> tuple[str, str, str, int, str, str, bytes]:
+    task = record.task
+    return (
+        task.id,
+        task.context_id or "",
+        task.status.state.value,
+        sort_key(task)[0],
+        record.owner,
+        record.skill,
+        task.to_json(),
+    )
 
 
 def _record(row: tuple[bytes, str, str]) -> TaskRecord:

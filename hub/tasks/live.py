@@ -19,9 +19,9 @@ from hub.protocol import (
     utc_now,
 )
 from hub.store import TaskRecord
+from hub.tasks.commit import Commit
 from hub.tasks.state import check_transition
-from hub.tasks.stream import Broadcast, Update
-from hub.tasks.workers import OrderLock
+from hub.tasks.stream import Broadcast, TaskStream, Update
 
 __all__ = ["LiveTask", "snapshot"]
 
@@ -51,12 +51,15 @@ class LiveTask:
     __slots__ = (
         "answer",
         "broadcast",
-        "lock",
+        "commit",
+        "failure",
         "owner",
         "scope",
+        "seq",
         "settled",
         "skill",
         "task",
+        "unpublished",
         "waiting_for_answer",
     )
 
@@ -66,7 +69,14 @@ class LiveTask:
         self.owner = record.owner
         self.broadcast = Broadcast()
         self.settled = anyio.Event()
-        self.lock = OrderLock()
+        self.seq = 0
+        """How many changes have been applied (each update carries its number)."""
+        self.unpublished: list[Update] = []
+        """Applied changes waiting for the commit that makes them durable."""
+        self.commit: Commit | None = None
+        """The batch that will write (or wrote) the latest change."""
+        self.failure: Exception | None = None
+        """Set when a change could not be saved; waiters raise it."""
         self.scope: anyio.CancelScope | None = None
         self.waiting_for_answer: anyio.Event | None = None
         self.answer: Message | None = None
@@ -88,11 +98,35 @@ class LiveTask:
     def record(self) -> TaskRecord:
         return TaskRecord(task=self.task, skill=self.skill, owner=self.owner)
 
-    def snapshot_update(self) -> Update:
-        """The current task as the first event of a new stream."""
-        task = snapshot(self.task)
-        closes = self.state.is_terminal
-        return Update(StreamResponse(task=task), closes_stream=closes)
+    def subscribe(self) -> TaskStream:
+        """A stream that starts with the task as it is now, then every later change.
+
+        Changes already applied are in the snapshot, so the stream skips their updates when
+        they are published.
+        """
+        first = Update(
+            StreamResponse(task=snapshot(self.task)), closes_stream=self.state.is_terminal
+        )
+        return self.broadcast.subscribe(first, after=self.seq)
+
+    def queue(self, update: Update) -> Update:
+        """Number an applied change and hold it until its commit."""
+        self.seq += 1
+        update.seq = self.seq
+        self.unpublished.append(update)
+        return update
+
+    def take_unpublished(self) -> list[Update]:
+        updates, self.unpublished = self.unpublished, []
+        return updates
+
+    def publish(self, updates: list[Update]) -> None:
+        """Send durable updates to every subscriber; release waiters at a settled state."""
+        for update in updates:
+            self.broadcast.publish(update)
+        settles = any(update.closes_stream for update in updates)
+        if settles and (self.state.is_terminal or self.state.is_interrupted):
+            self.settled.set()
 
     def apply_status(
         self, state: TaskState, message: Message | None = None, metadata: JsonObject | None = None
@@ -110,9 +144,9 @@ class LiveTask:
             self.task.history.append(message)
         status = TaskStatus(state=state, message=message, timestamp=utc_now())
         self.task.status = status
-        if state.is_terminal or state.is_interrupted:
-            self.settled.set()
-        elif self.settled.is_set():
+        # `settled` is set by the manager once this change is durable; a task that moves on
+        # gets a fresh event for the next waiter.
+        if self.settled.is_set() and not (state.is_terminal or state.is_interrupted):
             self.settled = anyio.Event()
         task_id, context_id = self.task_id, self.context_id
 

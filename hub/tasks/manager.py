@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
 from types import TracebackType
 
@@ -39,6 +39,7 @@ from hub.protocol import (
 )
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.store import TaskQuery, TaskRecord, TaskStore
+from hub.tasks.commit import GroupCommit
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.stream import Broadcast, TaskStream, Update
@@ -85,6 +86,9 @@ class TaskManager:
         self._contexts: Counter[str] = Counter()
         self._group: TaskGroup | None = None
         self._workers: WorkerPool | None = None
+        self._commits = GroupCommit(
+            store, on_durable=self._after_commit, on_failure=self._commit_failed
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -93,6 +97,7 @@ class TaskManager:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._workers = WorkerPool(self._group)
+        self._group.start_soon(self._commits.run)
         self._group.start_soon(self._evict_expired)
         return self
 
@@ -109,7 +114,12 @@ class TaskManager:
         with anyio.CancelScope(shield=True):
             for live in list(self._live.values()):
                 if not (live.state.is_terminal or live.state.is_interrupted):
-                    await self._fail(live, INTERRUPTED_BY_RESTART)
+                    self._apply(
+                        live,
+                        live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART)),
+                    )
+            await self._commits.flush()
+            for live in list(self._live.values()):
                 live.broadcast.close_all()
 
     async def _recover(self) -> None:
@@ -140,9 +150,15 @@ class TaskManager:
             return accepted
         live, _ = accepted
         configuration = request.configuration
-        if configuration is None or not configuration.return_immediately:
-            await live.settled.wait()
         history_length = configuration.history_length if configuration else None
+        if configuration is not None and configuration.return_immediately:
+            # Taken before the wait, so the answer never shows more than what is durable.
+            answer = snapshot(live.task, history_length=history_length)
+            await self._commits.durable(live)
+            return answer
+        await live.settled.wait()
+        if live.failure is not None:
+            raise live.failure
         return snapshot(live.task, history_length=history_length)
 
     async def stream(self, request: SendMessageRequest, *, owner: str = "") -> TaskStream:
@@ -150,8 +166,9 @@ class TaskManager:
         accepted = await self._accept(request, owner, subscribe=True)
         if isinstance(accepted, Message):
             return Broadcast.single(Update(StreamResponse(message=accepted), closes_stream=True))
-        _, stream = accepted
+        live, stream = accepted
         assert stream is not None
+        await self._durable_or_close(live, stream)
         return stream
 
     async def get(
@@ -198,16 +215,14 @@ class TaskManager:
             TaskNotCancelableError: the task is already terminal.
         """
         live = await self._materialize(task_id, owner)
-
-        def cancel() -> Update:
-            if live.state.is_terminal:
-                raise _not_cancelable(live.task)
-            return live.apply_status(TaskState.CANCELED)
-
-        await self._change(live, cancel)
+        if live.state.is_terminal:
+            raise _not_cancelable(live.task)
+        self._apply(live, live.apply_status(TaskState.CANCELED))
         if live.scope is not None:
             live.scope.cancel()
-        return snapshot(live.task)
+        answer = snapshot(live.task)
+        await self._commits.durable(live)
+        return answer
 
     async def subscribe(self, task_id: str, *, owner: str = "") -> TaskStream:
         """SubscribeToTask: a stream starting with the task snapshot, ending when it is terminal.
@@ -222,7 +237,9 @@ class TaskManager:
                 "subscribe to (use GetTask)",
                 metadata={"taskId": task_id},
             )
-        return live.broadcast.subscribe(live.snapshot_update())
+        stream = live.subscribe()
+        await self._durable_or_close(live, stream)
+        return stream
 
     # -- what a running skill calls (through TaskRun) ---------------------------------------
 
@@ -234,7 +251,7 @@ class TaskManager:
         *,
         metadata: JsonObject | None = None,
     ) -> None:
-        await self._change(live, lambda: live.apply_status(state, message, metadata))
+        self._apply(live, live.apply_status(state, message, metadata))
 
     async def change_artifact(
         self,
@@ -245,13 +262,9 @@ class TaskManager:
         last_chunk: bool,
         metadata: JsonObject | None,
     ) -> None:
-        # Chunks are persisted when their artifact is finished, not one by one.
-        await self._change(
+        self._apply(
             live,
-            lambda: live.apply_artifact(
-                artifact, append=append, last_chunk=last_chunk, metadata=metadata
-            ),
-            persist=last_chunk,
+            live.apply_artifact(artifact, append=append, last_chunk=last_chunk, metadata=metadata),
         )
 
     async def wait_for_answer(self, live: LiveTask, question: Message, state: TaskState) -> Message:
@@ -334,10 +347,11 @@ class TaskManager:
             metadata=request.metadata,
         )
         live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
-        await self._store.put(live.record())
         self._live[task_id] = live
         self._contexts[context_id] += 1
-        stream = live.broadcast.subscribe(live.snapshot_update()) if subscribe else None
+        self._commits.mark(live)
+        stream = live.subscribe() if subscribe else None
+        # The skill starts at once; its first changes ride in the same commit as the task.
         self._start(live, request.metadata)
         return live, stream
 
@@ -352,27 +366,21 @@ class TaskManager:
                 f"contextId is {live.context_id}; omit contextId or send the task's own",
                 violations=[("message.contextId", "does not match the task's contextId")],
             )
-        stream: TaskStream | None = None
-
-        def resume() -> Update:
-            if live.state.is_terminal:
-                raise UnsupportedOperationError(
-                    f"task {task_id} is {live.state.value} and accepts no more messages; send "
-                    "a new message without taskId (same contextId) to start a follow-up task",
-                    metadata={"taskId": task_id},
-                )
-            if not live.state.is_interrupted:
-                raise UnsupportedOperationError(
-                    f"task {task_id} is {live.state.value}; it takes a new message only while "
-                    "input-required or auth-required (cancel it, or subscribe to follow it)",
-                    metadata={"taskId": task_id},
-                )
-            live.add_user_message(message)
-            return live.apply_status(TaskState.WORKING)
-
-        await self._change(live, resume)
-        if subscribe:
-            stream = live.broadcast.subscribe(live.snapshot_update())
+        if live.state.is_terminal:
+            raise UnsupportedOperationError(
+                f"task {task_id} is {live.state.value} and accepts no more messages; send "
+                "a new message without taskId (same contextId) to start a follow-up task",
+                metadata={"taskId": task_id},
+            )
+        if not live.state.is_interrupted:
+            raise UnsupportedOperationError(
+                f"task {task_id} is {live.state.value}; it takes a new message only while "
+                "input-required or auth-required (cancel it, or subscribe to follow it)",
+                metadata={"taskId": task_id},
+            )
+        live.add_user_message(message)
+        self._apply(live, live.apply_status(TaskState.WORKING))
+        stream = live.subscribe() if subscribe else None
         if live.waiting_for_answer is not None:
             live.answer = (live.task.history or [message])[-1]
             live.waiting_for_answer.set()
@@ -411,23 +419,38 @@ class TaskManager:
         if not live.state.is_terminal:
             await self.change_status(live, TaskState.FAILED, agent_message(reason))
 
-    async def _change(
-        self, live: LiveTask, mutate: Callable[[], Update], *, persist: bool = True
-    ) -> None:
-        """Apply one change, persist the task, then publish the change, as one step per task:
-        the order subscribers see is the order the store saw."""
-        async with live.lock:
-            update = mutate()
-            if persist:
-                await self._store.put(live.record())
-            self._publish(live, update)
+    def _apply(self, live: LiveTask, update: Update) -> None:
+        """Queue an applied change; it is published once the commit that carries it is
+        durable, so subscribers see changes in the order they were applied."""
+        live.queue(update)
+        self._commits.mark(live)
 
-    def _publish(self, live: LiveTask, update: Update) -> None:
-        live.broadcast.publish(update)
+    def _after_commit(self, live: LiveTask) -> None:
         if live.state.is_terminal and self._live.pop(live.task_id, None) is not None:
-            self._contexts[live.context_id] -= 1
-            if self._contexts[live.context_id] <= 0:
-                del self._contexts[live.context_id]
+            self._release_context(live)
+
+    def _commit_failed(self, live: LiveTask, failure: Exception) -> None:
+        live.failure = failure
+        live.take_unpublished()
+        live.settled.set()
+        live.broadcast.close_all()
+        if live.scope is not None:
+            live.scope.cancel()
+        if self._live.pop(live.task_id, None) is not None:
+            self._release_context(live)
+
+    def _release_context(self, live: LiveTask) -> None:
+        self._contexts[live.context_id] -= 1
+        if self._contexts[live.context_id] <= 0:
+            del self._contexts[live.context_id]
+
+    async def _durable_or_close(self, live: LiveTask, stream: TaskStream) -> None:
+        """A stream's first event is sent only once what it shows is durable."""
+        try:
+            await self._commits.durable(live)
+        except BaseException:
+            await stream.aclose()
+            raise
 
     async def _stored(self, task_id: str, owner: str) -> TaskRecord:
         record = await self._store.get(task_id)

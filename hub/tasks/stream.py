@@ -25,7 +25,7 @@ class Update:
             interrupted state, or a direct Message).
     """
 
-    __slots__ = ("_build", "_event", "_json", "closes_stream")
+    __slots__ = ("_build", "_event", "_json", "closes_stream", "seq")
 
     def __init__(
         self,
@@ -37,6 +37,8 @@ class Update:
         self._build = None if isinstance(event, StreamResponse) else event
         self._json: bytes | None = None
         self.closes_stream = closes_stream
+        self.seq = 0
+        """The task's change number (0 for a snapshot)."""
 
     @property
     def event(self) -> StreamResponse:
@@ -65,10 +67,13 @@ class TaskStream:
         self,
         receive: MemoryObjectReceiveStream[Update],
         on_close: Callable[[TaskStream], None] | None = None,
+        after: int = 0,
     ) -> None:
         self._receive = receive
         self._on_close = on_close
         self._done = False
+        self.after = after
+        """Updates numbered up to this are already in the stream's first snapshot."""
 
     def __aiter__(self) -> TaskStream:
         return self
@@ -125,12 +130,15 @@ class Broadcast:
         self._senders: dict[TaskStream, MemoryObjectSendStream[Update]] = {}
         self._streams: list[TaskStream] = []
 
-    def subscribe(self, *first: Update) -> TaskStream:
-        """A new subscription whose buffer starts with `first` (e.g. the task snapshot)."""
+    def subscribe(self, first: Update, *, after: int = 0) -> TaskStream:
+        """A new subscription that starts with `first` (the task snapshot) and then gets
+        every published update numbered above `after`."""
         send, receive = anyio.create_memory_object_stream[Update](math.inf)
-        for update in first:
-            send.send_nowait(update)
-        stream = TaskStream(receive, self._drop)
+        send.send_nowait(first)
+        stream = TaskStream(receive, self._drop, after=after)
+        if first.closes_stream:
+            send.close()
+            return stream
         self._streams.append(stream)
         self._senders[stream] = send
         return stream
@@ -145,6 +153,8 @@ class Broadcast:
 
     def publish(self, update: Update) -> None:
         for stream in list(self._streams):
+            if update.seq and update.seq <= stream.after:
+                continue
             sender = self._senders[stream]
             try:
                 sender.send_nowait(update)

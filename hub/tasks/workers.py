@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-__all__ = ["OrderLock", "WorkerPool"]
+__all__ = ["WorkerPool"]
 
 Job = Callable[[], Awaitable[Any]]
 
@@ -53,41 +53,3 @@ class WorkerPool:
             await slot.ready.wait()
             assert slot.job is not None
             job = slot.job
-
-
-class OrderLock:
-    """A lock for one event loop that costs nothing when nobody else holds it.
-
-    Used per task so that apply → persist → publish happens as one step even when the store
-    yields; anyio's Lock checkpoints on every acquire, which is measurable on the hot path.
-    """
-
-    __slots__ = ("_held", "_waiters")
-
-    def __init__(self) -> None:
-        self._held = False
-        self._waiters: deque[anyio.Event] = deque()
-
-    async def __aenter__(self) -> None:
-        if not self._held:
-            self._held = True
-            return
-        turn = anyio.Event()
-        self._waiters.append(turn)
-        try:
-            await turn.wait()
-        except BaseException:
-            if turn.is_set():
-                self._release()  # ownership was handed over just as we were cancelled
-            else:
-                self._waiters.remove(turn)
-            raise
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()  # hand ownership straight to the next waiter
-        else:
-            self._held = False

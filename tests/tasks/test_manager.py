@@ -155,12 +155,13 @@ async def test_blocking_send_returns_the_completed_task_with_its_artifact(
     assert task.history[0].context_id == task.context_id
 
 
-async def test_return_immediately_answers_before_the_skill_runs(
+async def test_return_immediately_answers_while_the_skill_is_still_running(
     manager: TaskManager, gate: Gate
 ) -> None:
     task = await manager.send(immediately(message(skill_id="blocked")))
     assert isinstance(task, Task)
-    assert task.status.state is S.SUBMITTED
+    assert task.status.state in (S.SUBMITTED, S.WORKING)
+    assert not gate.release.is_set()
     gate.release.set()
     with anyio.fail_after(5):
         stream = await manager.subscribe(task.id)

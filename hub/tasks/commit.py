@@ -1,0 +1,106 @@
+"""Group commit: changes are written in batches, then published in the order they happened.
+
+A change to a task is applied in memory at once and queued. The writer loop writes every
+changed task once per batch, in one transaction, and only then publishes that task's queued
+updates, in order. So nothing reaches a subscriber, a waiter or a caller before it is
+durable, a skill never waits on the disk to report progress, and several changes of one task
+that land in the same batch (working, an artifact, completed) cost one row write.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+from hub.store import TaskStore
+
+if TYPE_CHECKING:
+    from hub.tasks.live import LiveTask
+
+__all__ = ["Commit", "GroupCommit"]
+
+log = logging.getLogger("hub.tasks")
+
+
+class Commit:
+    """One batch: done when it is durable (or has failed)."""
+
+    __slots__ = ("done", "failure")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.failure: Exception | None = None
+
+
+class GroupCommit:
+    """Writes changed tasks in batches from one loop (`run`), publishing after each batch.
+
+    Args:
+        store: where batches are written, one transaction each.
+        on_durable: called for each task of a written batch, to publish its queued updates.
+        on_failure: called for each task of a batch that could not be written.
+    """
+
+    def __init__(
+        self,
+        store: TaskStore,
+        *,
+        on_durable: Callable[[LiveTask], None],
+        on_failure: Callable[[LiveTask, Exception], None],
+    ) -> None:
+        self._store = store
+        self._on_durable = on_durable
+        self._on_failure = on_failure
+        self._pending: dict[str, LiveTask] = {}
+        self._next = Commit()
+        self._wake = anyio.Event()
+
+    def mark(self, live: LiveTask) -> Commit:
+        """Queue `live` for the next batch; returns the batch it will be written in."""
+        self._pending[live.task_id] = live
+        live.commit = self._next
+        self._wake.set()
+        return self._next
+
+    async def durable(self, live: LiveTask) -> None:
+        """Wait until every change applied to `live` so far is written.
+
+        Raises:
+            StoreError: the batch could not be written.
+        """
+        commit = live.commit
+        if commit is not None:
+            await commit.done.wait()
+            if commit.failure is not None:
+                raise commit.failure
+
+    async def run(self) -> None:
+        """The writer loop; runs in the task manager's task group until cancelled."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            if self._pending:
+                await self.flush()
+
+    async def flush(self) -> None:
+        """Write what is queued now (also used at shutdown, after the loop has stopped)."""
+        batch, self._pending = list(self._pending.values()), {}
+        commit, self._next = self._next, Commit()
+        # Records and the updates they make durable are taken together, before any await.
+        records = [live.record() for live in batch]
+        ready = [live.take_unpublished() for live in batch]
+        try:
+            await self._store.put_many(records)
+        except Exception as exc:
+            log.error("could not save %d task(s): %s", len(batch), exc)
+            commit.failure = exc
+            for live in batch:
+                self._on_failure(live, exc)
+        else:
+            for live, updates in zip(batch, ready, strict=True):
+                live.publish(updates)
+                self._on_durable(live)
+        commit.done.set()
