@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic import Field, StrictInt, StrictStr, TypeAdapter, ValidationError, create_model
 
 from hub.errors import (
     InvalidParamsError,
@@ -67,21 +67,16 @@ class _Envelope(WireModel):
 
 
 def _call_model(method: str, params: type[WireModel]) -> type[_Envelope]:
-    return type(
-        f"{method}Call",
-        (_Envelope,),
-        {
-            "__annotations__": {"method": Literal[method], "params": params},  # type: ignore[valid-type]
-            "__module__": __name__,
-        },
+    literal: Any = Literal[method]  # a Literal of a runtime value, built once per method
+    return create_model(
+        f"{method}Call", __base__=_Envelope, method=(literal, ...), params=(params, ...)
     )
 
 
 _CALLS = tuple(_call_model(method, params) for method, params in V1_METHODS.items())
 # One tagged union over every 1.0 method: a valid request is parsed from bytes in one pass.
-_V1_ADAPTER: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[_CALLS], Field(discriminator="method")]  # type: ignore[valid-type]  # noqa: UP007
-)
+_CALL_UNION: Any = Annotated[Union[_CALLS], Field(discriminator="method")]  # noqa: UP007
+_V1_ADAPTER: TypeAdapter[Any] = TypeAdapter(_CALL_UNION)
 
 
 class V1Call(WireModel):

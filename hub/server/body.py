@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Request
 
 from hub.errors import ContentTypeError, PayloadTooLargeError
@@ -11,7 +13,7 @@ __all__ = ["read_json_body"]
 _JSON_TYPES = ("application/json", "application/a2a+json")
 
 
-async def read_json_body(request: Request[object, object, object], limit: int) -> bytes:
+async def read_json_body(request: Request[Any, Any, Any], limit: int) -> bytes:
     """The raw body of a JSON request.
 
     Raises:

@@ -112,9 +112,9 @@ class CardDocument:
     @classmethod
     def render(cls, card: AgentCard) -> CardDocument:
         document = card.to_wire()
-        # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces.
-        for key, value in card_v03_fields(card).items():
-            document.setdefault(key, value)
+        # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces. The
+        # merged values (skills, securitySchemes) carry both versions' fields.
+        document.update(card_v03_fields(card))
         body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
         etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         return cls(card=card, body=body, etag=etag)

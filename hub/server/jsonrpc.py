@@ -96,8 +96,10 @@ async def handle_jsonrpc(request: Request[Any, Any, Any], state: HubState) -> Re
     if isinstance(result, bytes):
         return _json(result_response(request_id, result))
 
+    prefix = result_response(request_id, b"")[:-1]  # everything before the result's bytes
+
     def frame(update: Update) -> bytes:
-        return result_response(request_id, render(update) if render else update.json())
+        return prefix + (render(update) if render else update.json()) + b"}"
 
     return Stream(
         sse_frames(result, frame, keepalive=state.settings.server.keepalive),

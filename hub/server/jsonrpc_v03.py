@@ -8,13 +8,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hub.protocol import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, WireModel
+from hub.protocol import WireModel
 from hub.protocol.jsonrpc import RawCall, invalid_params
 from hub.protocol.v03 import models as v03
 from hub.protocol.v03.translate import (
+    cancel_params_to_v1,
+    get_task_params_to_v1,
     send_params_to_v1,
     send_result_to_v03,
     stream_response_to_v03,
+    subscribe_params_to_v1,
     task_to_v03,
 )
 from hub.server.service import A2AService
@@ -64,18 +67,16 @@ async def dispatch_v03(
         response = await service.send_message(request, caller)
         return send_result_to_v03(response).to_json(), None
     if method == "tasks/get":
-        query = _params(call, v03.TaskQueryParams)
-        task = await service.get_task(
-            GetTaskRequest(id=query.id, history_length=query.history_length), caller
-        )
+        query = get_task_params_to_v1(_params(call, v03.TaskQueryParams))
+        task = await service.get_task(query, caller)
         return task_to_v03(task).to_json(), None
     if method == "tasks/cancel":
-        target = _params(call, v03.TaskIdParams)
-        task = await service.cancel_task(CancelTaskRequest(id=target.id), caller)
+        target = cancel_params_to_v1(_params(call, v03.TaskIdParams))
+        task = await service.cancel_task(target, caller)
         return task_to_v03(task).to_json(), None
     if method == "tasks/resubscribe":
-        target = _params(call, v03.TaskIdParams)
-        stream = await service.subscribe(SubscribeToTaskRequest(id=target.id), caller)
+        subscription = subscribe_params_to_v1(_params(call, v03.TaskIdParams))
+        stream = await service.subscribe(subscription, caller)
         return stream, render_v03
     if method == "agent/getAuthenticatedExtendedCard":
         await service.extended_card(caller)

@@ -25,4 +25,8 @@ async def sse_frames(
             if update is None:
                 yield KEEPALIVE
                 continue
-            yield b"data: " + render(update) + b"\n\n"
+            # Updates published together (one commit) leave in one write.
+            frames = [b"data: " + render(update) + b"\n\n"]
+            while (ready := stream.next_ready()) is not None:
+                frames.append(b"data: " + render(ready) + b"\n\n")
+            yield b"".join(frames)

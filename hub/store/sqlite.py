@@ -125,7 +125,8 @@ class SqliteTaskStore:
         return None if row is None else _record(row)
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        where, args = [], []
+        where: builtins.list[str] = []
+        args: builtins.list[object] = []
         if query.owner is not None:
             where.append("owner = ?")
             args.append(query.owner)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 
 from hub.store import TaskStore
 
@@ -81,6 +82,9 @@ class GroupCommit:
         """The writer loop; runs in the task manager's task group until cancelled."""
         while True:
             await self._wake.wait()
+            # One more turn of the event loop lets changes that are already under way (a
+            # skill that has just started, other requests' tasks) join this batch.
+            await anyio.lowlevel.checkpoint()
             self._wake = anyio.Event()
             if self._pending:
                 await self.flush()

@@ -96,9 +96,27 @@ class TaskStream:
         Raises:
             StopAsyncIteration: the stream has ended.
         """
+        ready = self.next_ready()
+        if ready is not None:
+            return ready
         with anyio.move_on_after(seconds):
             return await self.__anext__()
         return None
+
+    def next_ready(self) -> Update | None:
+        """The next update if one is already waiting, else None (never blocks)."""
+        if self._done:
+            return None
+        try:
+            update = self._receive.receive_nowait()
+        except anyio.WouldBlock:
+            return None
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._done = True
+            return None
+        if update.closes_stream:
+            self._done = True
+        return update
 
     async def aclose(self) -> None:
         self._done = True

@@ -11,7 +11,6 @@ import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
-from a2a.client.errors import A2AClientError
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -25,6 +24,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
+from a2a.utils.errors import TaskNotCancelableError
 from google.protobuf.struct_pb2 import Struct
 
 pytestmark = pytest.mark.anyio
@@ -111,7 +111,7 @@ async def test_get_list_and_cancel(hub_url: str, binding: str) -> None:
         if binding != "jsonrpc-0.3":  # ListTasks does not exist in 0.3
             listed = await client.list_tasks(ListTasksRequest(context_id=task.context_id))
             assert [t.id for t in listed.tasks] == [task_id]
-        with pytest.raises(A2AClientError):
+        with pytest.raises(TaskNotCancelableError):
             await client.cancel_task(CancelTaskRequest(id=task_id))
 
 

@@ -341,9 +341,13 @@ def test_push_config_authentication_becomes_a_list_of_schemes() -> None:
     }
 
 
-def test_authentication_without_any_scheme_is_dropped() -> None:
+@pytest.mark.parametrize("schemes", [[], [""]])
+def test_authentication_without_any_scheme_is_dropped(schemes: list[str]) -> None:
     legacy = v03.PushNotificationConfig.model_validate(
-        {"url": "https://hooks.example.com", "authentication": {"schemes": [], "credentials": "x"}}
+        {
+            "url": "https://hooks.example.com",
+            "authentication": {"schemes": schemes, "credentials": "x"},
+        }
     )
     assert t.push_config_to_v1(legacy).authentication is None
 

@@ -8,7 +8,6 @@ Import these through `hub.protocol.v03.translate`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import TypeAdapter
 
@@ -21,15 +20,15 @@ __all__ = ["card_to_v03", "card_to_v1", "card_v03_fields"]
 
 DEFAULT_TRANSPORT = "JSONRPC"
 
+# The oneof member keys of a 1.0 SecurityScheme; a scheme with none of them is in 0.3 form.
 _SCHEME_KEYS = frozenset(
-    v1.SecurityScheme.model_fields[name].alias or name
-    for name in (
-        "api_key_security_scheme",
-        "http_auth_security_scheme",
-        "oauth2_security_scheme",
-        "open_id_connect_security_scheme",
-        "mtls_security_scheme",
-    )
+    {
+        "apiKeySecurityScheme",
+        "httpAuthSecurityScheme",
+        "oauth2SecurityScheme",
+        "openIdConnectSecurityScheme",
+        "mtlsSecurityScheme",
+    }
 )
 # A 1.0 OAuthFlows holds one flow; of several 0.3 flows the first in this order is kept.
 _FLOW_ORDER = ("authorization_code", "client_credentials", "implicit", "password")
@@ -248,7 +247,7 @@ def _upgrade(card: v03.AgentCard) -> v1.AgentCard:
     )
 
 
-def _upgrade_schemes(schemes: Any) -> Any:
+def _upgrade_schemes(schemes: object) -> object:
     # A hybrid card may still carry a scheme only in the 0.3 `type` form.
     if not isinstance(schemes, dict):
         return schemes
@@ -260,7 +259,7 @@ def _upgrade_schemes(schemes: Any) -> Any:
     }
 
 
-def card_to_v1(document: Mapping[str, Any]) -> v1.AgentCard:
+def card_to_v1(document: Mapping[str, object]) -> v1.AgentCard:
     """Read a partner's card, whichever version it is written for.
 
     A card with `supportedInterfaces` is read as 1.0 and its 0.3 fields are ignored. Otherwise

@@ -98,9 +98,10 @@ def _authentication_to_v1(
 ) -> v1.AuthenticationInfo | None:
     # 1.0 carries one scheme; the first is the one the caller prefers. Without any scheme the
     # credentials cannot be sent as an `Authorization` header, so there is nothing to keep.
-    if info is None or not info.schemes:
+    scheme = None if info is None else next((name for name in info.schemes if name), None)
+    if info is None or scheme is None:
         return None
-    return v1.AuthenticationInfo(scheme=info.schemes[0], credentials=info.credentials)
+    return v1.AuthenticationInfo(scheme=scheme, credentials=info.credentials)
 
 
 def push_config_to_v1(
