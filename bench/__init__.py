@@ -1,0 +1,1 @@
+"""Benchmark harness: the hub against the official SDK reference agent."""

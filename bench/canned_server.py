@@ -1,0 +1,129 @@
+"""A server that answers every POST with a fixed A2A reply, to calibrate the load generator.
+
+It does no A2A work at all, so a run against it shows the ceiling of the harness and what the
+load generator itself costs per request. The reply is chosen from the method in the request:
+a `SendMessage` result as JSON, or a three-event SSE stream for `SendStreamingMessage`.
+
+    python -m bench.canned_server --port 8002 [--delay 0.008]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+from typing import cast
+
+import httptools
+import uvloop
+
+__all__ = ["main"]
+
+_ARTIFACT = {"artifactId": "a-1", "parts": [{"text": "hello"}]}
+_TASK: dict[str, object] = {
+    "id": "t-1",
+    "contextId": "c-1",
+    "status": {"state": "TASK_STATE_COMPLETED"},
+    "artifacts": [_ARTIFACT],
+}
+_CARD = json.dumps({"name": "canned", "version": "1.0.0", "supportedInterfaces": []}).encode()
+_SEND = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"task": _TASK}}).encode()
+_EVENTS = [
+    {"task": {**_TASK, "status": {"state": "TASK_STATE_SUBMITTED"}, "artifacts": []}},
+    {"artifactUpdate": {"taskId": "t-1", "contextId": "c-1", "artifact": _ARTIFACT}},
+    {"statusUpdate": {"taskId": "t-1", "contextId": "c-1", "status": _TASK["status"]}},
+]
+
+
+def _response(content_type: bytes, body: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n%s" % (
+        content_type,
+        len(body),
+        body,
+    )
+
+
+def _stream_response() -> bytes:
+    # Chunked, like a real SSE server, so the client's chunked path is exercised.
+    chunks = b""
+    for event in _EVENTS:
+        frame = (
+            b"data: %s\r\n\r\n" % json.dumps({"jsonrpc": "2.0", "id": 1, "result": event}).encode()
+        )
+        chunks += b"%x\r\n%s\r\n" % (len(frame), frame)
+    return (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        b"transfer-encoding: chunked\r\n\r\n%s0\r\n\r\n" % chunks
+    )
+
+
+_REPLIES = {
+    "send": _response(b"application/json", _SEND),
+    "stream": _stream_response(),
+    "card": _response(b"application/json", _CARD),
+}
+
+
+class _CannedProtocol(asyncio.Protocol):
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._parser = httptools.HttpRequestParser(self)
+        self._transport: asyncio.Transport | None = None
+        self._body: list[bytes] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self._transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError:
+            if self._transport is not None:
+                self._transport.close()
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        body = b"".join(self._body)
+        self._body = []
+        if self._parser.get_method() == b"GET":
+            reply = _REPLIES["card"]
+        elif b"SendStreamingMessage" in body:
+            reply = _REPLIES["stream"]
+        else:
+            reply = _REPLIES["send"]
+        assert self._transport is not None
+        if self._delay > 0:
+            asyncio.get_running_loop().call_later(self._delay, self._transport.write, reply)
+        else:
+            self._transport.write(reply)
+
+
+async def _serve(host: str, port: int, delay: float) -> None:
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _CannedProtocol(delay), host, port)
+    async with server:
+        await server.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve canned replies until interrupted."""
+    parser = argparse.ArgumentParser(description="Canned A2A replies, for calibration")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8002)
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        help="seconds to hold each reply, to set the request rate a given concurrency reaches",
+    )
+    args = parser.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        uvloop.run(_serve(args.host, args.port, args.delay))
+
+
+if __name__ == "__main__":
+    main()

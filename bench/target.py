@@ -1,0 +1,229 @@
+"""Servers under benchmark: how to start each one pinned to a core, wait for it, read its costs."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+__all__ = [
+    "REPO",
+    "TARGETS",
+    "RunningServer",
+    "ServerStartError",
+    "Target",
+    "exit_on_sigterm",
+    "pin_self",
+    "start_server",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+_HUB_STORE = Path("var/bench-hub.db")
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class ServerStartError(RuntimeError):
+    """A server exited or did not answer its card URL in time."""
+
+    def __init__(self, summary: str, log_tail: str) -> None:
+        super().__init__(f"{summary}\n{log_tail}" if log_tail else summary)
+        self.summary = summary
+        self.log_tail = log_tail
+
+
+def _hub_command(port: int) -> list[str]:
+    # The console script is what users run; `python -m hub` covers an install without scripts.
+    script = Path(sys.executable).with_name("a2a-hub")
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
+    return [
+        *launcher,
+        "serve",
+        "--config",
+        "bench/hub.yaml",
+        "--port",
+        str(port),
+        "--store",
+        str(_HUB_STORE),
+        # uvicorn's log level, as the reference's; hub.yaml holds only the benchmark's keys.
+        "--log-level",
+        "warning",
+    ]
+
+
+def _reference_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
+
+
+def _canned_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.canned_server", "--port", str(port)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """A server the harness can start: its command line and the files it keeps."""
+
+    name: str
+    command: Callable[[int], list[str]]
+    store: Path | None = None
+    card_path: str = "/.well-known/agent-card.json"
+    rpc_path: str = "/"
+
+    def clear_store(self) -> None:
+        """Remove the store file and its SQLite side files, so each start begins empty."""
+        if self.store is None:
+            return
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (REPO / f"{self.store}{suffix}").unlink(missing_ok=True)
+
+
+TARGETS: dict[str, Target] = {
+    "reference": Target(name="reference", command=_reference_command),
+    "hub": Target(name="hub", command=_hub_command, store=_HUB_STORE),
+    # Not a real agent: replies from memory, to show the harness's own ceiling.
+    "canned": Target(name="canned", command=_canned_command),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunningServer:
+    """A started server process and how to reach it."""
+
+    target: Target
+    process: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def pid(self) -> int:
+        """Process id; `taskset` execs the server, so it is the server's own."""
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of all the server's threads so far, from /proc/<pid>/stat."""
+        stat = Path(f"/proc/{self.pid}/stat").read_text()
+        # Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+    def rss_bytes(self) -> int:
+        """Resident set size, from VmRSS in /proc/<pid>/status."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError(f"{self.target.name}: no VmRSS for pid {self.pid}")
+
+
+def pin_self(core: int) -> bool:
+    """Pin this process to one core; False when the machine does not have that core."""
+    if core not in os.sched_getaffinity(0):
+        return False
+    os.sched_setaffinity(0, {core})
+    return True
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit, so `finally` blocks stop the servers this process started."""
+
+    def _raise(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _raise)
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec, and survives the exec: if the harness is killed
+    # outright (SIGKILL), the kernel kills the server too instead of leaving it pinned to core 0.
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def _free_port() -> int:
+    # Bind, read, release: a tiny race with other programs, acceptable on a bench machine.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _log_tail(log_path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(log_path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _wait_ready(server: RunningServer, log_path: Path, timeout: float) -> None:
+    """Poll the card URL until it answers 200, the process exits, or `timeout` passes."""
+    url = f"http://127.0.0.1:{server.port}{server.target.card_path}"
+    deadline = time.monotonic() + timeout
+    with httpx.Client(trust_env=False, timeout=1.0) as client:
+        while time.monotonic() < deadline:
+            if server.process.poll() is not None:
+                tail = _log_tail(log_path)
+                last = tail.splitlines()[-1] if tail else "no output"
+                raise ServerStartError(
+                    f"exited with code {server.process.returncode} before it was ready"
+                    f" ({last}; log {os.path.relpath(log_path, REPO)})",
+                    tail,
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                if client.get(url).status_code == 200:
+                    return
+            time.sleep(0.1)
+    raise ServerStartError(
+        f"did not answer {url} within {timeout:.0f} s (log {os.path.relpath(log_path, REPO)})",
+        _log_tail(log_path),
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the server has not exited after a few seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def start_server(
+    target: Target,
+    *,
+    core: int | None,
+    log_path: Path,
+    startup_timeout: float = 30.0,
+) -> Iterator[RunningServer]:
+    """Start `target` on a free loopback port, pinned to `core`; always stopped on exit."""
+    target.clear_store()
+    port = _free_port()
+    command = target.command(port)
+    if core is not None:
+        command = ["taskset", "-c", str(core), *command]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+        )
+    server = RunningServer(target=target, process=process, port=port)
+    try:
+        _wait_ready(server, log_path, startup_timeout)
+        yield server
+    finally:
+        _stop(process)
