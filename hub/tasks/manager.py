@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 
 import anyio
@@ -133,12 +133,20 @@ class TaskManager:
             log.warning("marked %d interrupted task(s) failed after a restart", len(stale))
 
     async def _evict_expired(self) -> None:
-        ttl = self._limits.task_ttl
         while True:
-            await anyio.sleep(min(ttl / 4, 60.0))
-            removed = await self._store.delete_terminal_before(utc_now() - timedelta(seconds=ttl))
-            if removed:
-                log.info("evicted %d expired task(s)", removed)
+            await anyio.sleep(min(self._limits.task_ttl / 4, 60.0))
+            await self.evict_expired()
+
+    async def evict_expired(self, *, now: datetime | None = None) -> int:
+        """Delete terminal tasks whose last change is older than `limits.task_ttl`.
+
+        Runs by itself every quarter TTL (at most every minute); returns how many went.
+        """
+        cutoff = (now or utc_now()) - timedelta(seconds=self._limits.task_ttl)
+        removed = await self._store.delete_terminal_before(cutoff)
+        if removed:
+            log.info("evicted %d expired task(s)", removed)
+        return removed
 
     # -- operations ------------------------------------------------------------------------
 

@@ -214,3 +214,44 @@ async def test_stream_frames_are_jsonrpc_responses_ending_at_completion(
     results = [frame["result"] for frame in frames]
     assert "task" in results[0]
     assert results[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_v03_send_and_stream_speak_03_json(client: httpx.AsyncClient) -> None:
+    message = {
+        "kind": "message",
+        "messageId": "m1",
+        "role": "user",
+        "parts": [{"kind": "text", "text": "hi"}],
+    }
+    sent = await rpc(
+        client, "message/send", {"message": message}, headers={"Content-Type": "application/json"}
+    )
+    task = sent["result"]
+    assert task["kind"] == "task"
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "hi"}]
+    body = {"jsonrpc": "2.0", "id": 5, "method": "message/stream", "params": {"message": message}}
+    response = await client.post("/", json=body)
+    events = [
+        json.loads(line.removeprefix("data: "))["result"]
+        for line in response.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert events[0]["kind"] == "task"
+    assert [event["kind"] for event in events[1:]] == [
+        "status-update",
+        "artifact-update",
+        "status-update",
+    ]
+    assert [event.get("final") for event in events if event["kind"] == "status-update"] == [
+        False,
+        True,
+    ]
+    assert events[-1]["status"]["state"] == "completed"
+    got = await rpc(client, "tasks/get", {"id": task["id"], "historyLength": 0}, headers={})
+    assert got["result"]["history"][0]["parts"] == [{"kind": "text", "text": "hi"}]
+
+
+async def test_v03_list_tasks_does_not_exist(client: httpx.AsyncClient) -> None:
+    document = await rpc(client, "tasks/list", {}, headers={})
+    assert error_code(document) == -32601

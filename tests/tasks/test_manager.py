@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from hub.protocol import (
     SendMessageRequest,
     Task,
     TaskState,
+    utc_now,
 )
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
@@ -425,3 +427,35 @@ async def test_restart_fails_working_tasks_and_resumes_parked_ones(
         ]
         assert agent_texts == ["starting", "name?", "colour?"]
     await store.close()
+
+
+async def test_expired_terminal_tasks_are_evicted_and_live_ones_kept(
+    manager: TaskManager,
+) -> None:
+    done = await manager.send(message())
+    parked = await manager.send(message(skill_id="interview"))
+    assert isinstance(done, Task)
+    assert isinstance(parked, Task)
+    assert await manager.evict_expired() == 0
+    later = utc_now() + timedelta(hours=2)  # past the default 1h TTL
+    assert await manager.evict_expired(now=later) == 1
+    with pytest.raises(TaskNotFoundError):
+        await manager.get(done.id)
+    assert (await manager.get(parked.id)).status.state is S.INPUT_REQUIRED
+
+
+async def test_list_filters_by_status_timestamp(manager: TaskManager) -> None:
+    tasks = []
+    for _ in range(3):
+        task = await manager.send(message(context_id="ctx-t"))
+        assert isinstance(task, Task)
+        assert task.status.timestamp is not None
+        tasks.append(task)
+    after = tasks[1].status.timestamp
+    assert after is not None
+    listed = await manager.list(ListTasksRequest(context_id="ctx-t", status_timestamp_after=after))
+    expected = {
+        t.id for t in tasks if t.status.timestamp is not None and t.status.timestamp >= after
+    }
+    assert {task.id for task in listed.tasks} == expected
+    assert {tasks[1].id, tasks[2].id} <= expected
