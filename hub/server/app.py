@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from litestar import Litestar, Request, get, post
+from litestar import Litestar, Request, asgi, get
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
 from litestar.response import Response
+from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
 from hub.errors import ConfigError, InternalError, InvalidRequestError, MethodNotFoundError
@@ -43,9 +44,9 @@ async def agent_card(request: AnyRequest) -> Response[bytes]:
     return Response(content=document.body, media_type="application/json", headers=headers)
 
 
-@post("/", status_code=200)
-async def jsonrpc_endpoint(request: AnyRequest) -> Response[Any]:
-    return await handle_jsonrpc(request, request.app.state.hub)
+@asgi("/", copy_scope=False)
+async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_jsonrpc(scope, receive, send, scope["litestar_app"].state.hub)
 
 
 @get("/healthz")

@@ -5,12 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.types import Receive
 
 from hub.errors import ContentTypeError, PayloadTooLargeError
 
-__all__ = ["read_json_body"]
+__all__ = ["read_asgi_json_body", "read_json_body"]
 
 _JSON_TYPES = ("application/json", "application/a2a+json")
+
+
+def _check(content_type: str, declared_length: str | None, limit: int) -> None:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
+        shown = media_type or "none"
+        raise ContentTypeError(
+            f"Content-Type {shown} is not accepted; send the body as JSON with "
+            "'Content-Type: application/json'"
+        )
+    declared = int(declared_length) if declared_length and declared_length.isdigit() else 0
+    if declared > limit:
+        raise _too_large(declared, limit)
+
+
+def _too_large(size: int, limit: int) -> PayloadTooLargeError:
+    return PayloadTooLargeError(
+        f"request body is {size} bytes or more; the limit is {limit} bytes (limits.max_body)"
+    )
 
 
 async def read_json_body(request: Request[Any, Any, Any], limit: int) -> bytes:
@@ -20,17 +40,8 @@ async def read_json_body(request: Request[Any, Any, Any], limit: int) -> bytes:
         ContentTypeError: the Content-Type is not JSON.
         PayloadTooLargeError: the body is larger than `limit` bytes.
     """
-    content_type = request.headers.get("content-type", "")
-    media_type = content_type.split(";", 1)[0].strip().lower()
-    if media_type not in _JSON_TYPES and not media_type.endswith("+json"):
-        shown = media_type or "none"
-        raise ContentTypeError(
-            f"Content-Type {shown} is not accepted; send the body as JSON with "
-            "'Content-Type: application/json'"
-        )
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
+    headers = request.headers
+    _check(headers.get("content-type", ""), headers.get("content-length"), limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -41,7 +52,20 @@ async def read_json_body(request: Request[Any, Any, Any], limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _too_large(size: int, limit: int) -> PayloadTooLargeError:
-    return PayloadTooLargeError(
-        f"request body is {size} bytes or more; the limit is {limit} bytes (limits.max_body)"
-    )
+async def read_asgi_json_body(headers: dict[str, str], receive: Receive, limit: int) -> bytes:
+    """The same as `read_json_body`, straight from ASGI messages (the JSON-RPC hot path)."""
+    _check(headers.get("content-type", ""), headers.get("content-length"), limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away mid-body
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(size, limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs
 
-from litestar import Request
-from litestar.response import Response, Stream
+from litestar.response.streaming import ASGIStreamingResponse
+from litestar.types import Receive, Scope, Send
 
 from hub.errors import MethodNotFoundError, ProtocolError
 from hub.protocol.jsonrpc import (
@@ -17,7 +18,7 @@ from hub.protocol.jsonrpc import (
     parse_v1_call,
     result_response,
 )
-from hub.server.body import read_json_body
+from hub.server.body import read_asgi_json_body
 from hub.server.errors import as_protocol_error, jsonrpc_error
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.service import A2AService
@@ -28,7 +29,6 @@ from hub.tasks import TaskStream, Update
 
 __all__ = ["handle_jsonrpc"]
 
-JSON = "application/json"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Outcome = bytes | TaskStream
@@ -56,17 +56,46 @@ async def _v1(service: A2AService, method: str, params: Any, caller: str) -> Out
             raise AssertionError("push configs are refused above")
 
 
-def _json(body: bytes, status: int = 200) -> Response[bytes]:
-    return Response(content=body, status_code=status, media_type=JSON)
+async def _send_json(send: Send, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def handle_jsonrpc(request: Request[Any, Any, Any], state: HubState) -> Response[Any]:
-    """Serve one JSON-RPC request: parse once, negotiate the version, dispatch, render."""
+def _headers(scope: Scope) -> dict[str, str]:
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    raw = scope.get("query_string", b"")
+    if not raw:
+        return {}
+    return {key: values[-1] for key, values in parse_qs(raw.decode("latin-1")).items()}
+
+
+async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubState) -> None:
+    """Serve one JSON-RPC request as raw ASGI: parse once, negotiate the version, dispatch,
+    render. This endpoint carries most of the traffic, so it skips the framework's request
+    and response objects."""
     request_id: JsonRpcId = None
     v03 = False
+    headers = _headers(scope)
+    verb = scope.get("method", "")
     try:
-        body = await read_json_body(request, state.settings.limits.max_body)
-        requested = requested_version(request.headers, request.query_params)
+        if verb != "POST":
+            raise MethodNotFoundError(
+                f"{verb} is not served here; send JSON-RPC requests with POST"
+            )
+        body = await read_asgi_json_body(headers, receive, state.settings.limits.max_body)
+        requested = requested_version(headers, _query(scope))
         call = parse_v1_call(body)
         if call is not None:
             request_id, method, params = call.id, call.method, call.params
@@ -92,20 +121,23 @@ async def handle_jsonrpc(request: Request[Any, Any, Any], state: HubState) -> Re
             render = None
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
         error = as_protocol_error(exc, where="JSON-RPC")
-        return _json(error_response(request_id, jsonrpc_error(error, v03=v03)))
+        await _send_json(send, error_response(request_id, jsonrpc_error(error, v03=v03)))
+        return
     if isinstance(result, bytes):
-        return _json(result_response(request_id, result))
+        await _send_json(send, result_response(request_id, result))
+        return
 
     prefix = result_response(request_id, b"")[:-1]  # everything before the result's bytes
 
     def frame(update: Update) -> bytes:
         return prefix + (render(update) if render else update.json()) + b"}"
 
-    return Stream(
-        sse_frames(result, frame, keepalive=state.settings.server.keepalive),
+    response = ASGIStreamingResponse(
+        iterator=sse_frames(result, frame, keepalive=state.settings.server.keepalive),
         media_type="text/event-stream",
         headers=SSE_HEADERS,
     )
+    await response(scope, receive, send)
 
 
 def _unknown_method(method: str) -> MethodNotFoundError:

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hub.protocol.base import JsonObject, WireModel
+from hub.protocol.card import AgentCardSignature  # the same object in both versions
 
 __all__ = [
     "APIKeySecurityScheme",
@@ -141,12 +142,6 @@ class AgentSkill(WireModel):
     input_modes: list[str] | None = None
     output_modes: list[str] | None = None
     security: list[SecurityRequirement] | None = None
-
-
-class AgentCardSignature(WireModel):
-    protected: str
-    signature: str
-    header: JsonObject | None = None
 
 
 class AgentCard(WireModel):
