@@ -107,11 +107,12 @@ def _serve(settings: Settings) -> None:
             "choose another --port or stop what is using it"
         ) from None
     port = sock.getsockname()[1]
-    logging.getLogger("hub").warning(
-        "a2a-hub listening on http://%s:%d (store: %s)",
-        settings.server.host,
-        port,
-        settings.store.path if settings.store.kind == "sqlite" else "memory",
+    store_name = settings.store.path if settings.store.kind == "sqlite" else "memory"
+    # Printed, not logged: the address must show whatever the log level (tests read it too).
+    print(
+        f"a2a-hub listening on http://{settings.server.host}:{port} (store: {store_name})",
+        file=sys.stderr,
+        flush=True,
     )
     config = uvicorn.Config(
         app,
