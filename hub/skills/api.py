@@ -58,6 +58,8 @@ class Skill:
         return self.mode == "message"
 
     async def run(self, run: TaskRun) -> None:
+        if run.state is TaskState.SUBMITTED:
+            await run.status(TaskState.WORKING)
         ctx = SkillContext(
             skill_id=self.skill_id, message=run.message, metadata=run.metadata, run=run
         )

@@ -408,8 +408,8 @@ class TaskManager:
         with anyio.CancelScope() as scope:
             live.scope = scope
             try:
-                if live.state is TaskState.SUBMITTED:
-                    await self.change_status(live, TaskState.WORKING)
+                # The executor moves the task to WORKING when it really starts (one that
+                # waits for a free slot leaves it SUBMITTED meanwhile).
                 await executor.run(TaskRun(self, live, metadata))
                 if not (live.state.is_terminal or live.state.is_interrupted):
                     await self.change_status(live, TaskState.COMPLETED)

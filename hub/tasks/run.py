@@ -25,7 +25,11 @@ class TaskExecutor(Protocol):
         ...
 
     async def run(self, run: TaskRun) -> None:
-        """Work on a task until it is terminal or interrupted; may return early to park it."""
+        """Work on a task until it is terminal or interrupted; may return early to park it.
+
+        The executor sets WORKING when the work starts (`run.status(TaskState.WORKING)`);
+        a task still SUBMITTED when `run` returns is completed by the manager.
+        """
 
     async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
         """Answer a request with one Message (only called when `direct_reply` is True)."""
