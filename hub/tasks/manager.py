@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -14,16 +13,12 @@ from anyio.abc import TaskGroup
 from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
-    InvalidTransitionError,
     LimitExceededError,
-    SkillError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
 from hub.protocol import (
-    Artifact,
-    JsonObject,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -40,17 +35,17 @@ from hub.protocol import (
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.store import TaskQuery, TaskRecord, TaskStore
 from hub.tasks.commit import GroupCommit
+from hub.tasks.execution import Execution
 from hub.tasks.live import LiveTask, snapshot
-from hub.tasks.run import TaskExecutor, TaskRun
+from hub.tasks.live_set import LiveSet
+from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
-from hub.tasks.workers import WorkerPool
 
 __all__ = ["INTERRUPTED_BY_RESTART", "TaskManager"]
 
 log = logging.getLogger("hub.tasks")
 
 INTERRUPTED_BY_RESTART = "interrupted by restart"
-_SKILL_FAILED = "skill '{skill}' failed with an internal error; the hub log has the details"
 
 
 class TaskManager:
@@ -79,13 +74,11 @@ class TaskManager:
             known = ", ".join(sorted(executors)) or "none"
             raise ValueError(f"default skill {default_skill!r} is not registered (known: {known})")
         self._store = store
-        self._executors = dict(executors)
+        self._execution = Execution(executors, apply=self._apply)
         self._default_skill = default_skill
         self._limits = limits
-        self._live: dict[str, LiveTask] = {}
-        self._contexts: Counter[str] = Counter()
+        self._live = LiveSet(limits)
         self._group: TaskGroup | None = None
-        self._workers: WorkerPool | None = None
         self._commits = GroupCommit(
             store, on_durable=self._after_commit, on_failure=self._commit_failed
         )
@@ -96,7 +89,7 @@ class TaskManager:
         await self._recover()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
-        self._workers = WorkerPool(self._group)
+        self._execution.bind(self._group)
         self._group.start_soon(self._commits.run)
         self._group.start_soon(self._evict_expired)
         return self
@@ -107,19 +100,17 @@ class TaskManager:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        group, self._group, self._workers = self._group, None, None
+        group, self._group = self._group, None
+        self._execution.bind(None)
         if group is not None:
             group.cancel_scope.cancel()
             await group.__aexit__(exc_type, exc, tb)
         with anyio.CancelScope(shield=True):
-            for live in list(self._live.values()):
+            for live in self._live:
                 if not (live.state.is_terminal or live.state.is_interrupted):
-                    self._apply(
-                        live,
-                        live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART)),
-                    )
+                    self._execution.fail(live, INTERRUPTED_BY_RESTART)
             await self._commits.flush()
-            for live in list(self._live.values()):
+            for live in self._live:
                 live.broadcast.close_all()
 
     async def _recover(self) -> None:
@@ -249,44 +240,6 @@ class TaskManager:
         await self._durable_or_close(live, stream)
         return stream
 
-    # -- what a running skill calls (through TaskRun) ---------------------------------------
-
-    async def change_status(
-        self,
-        live: LiveTask,
-        state: TaskState,
-        message: Message | None = None,
-        *,
-        metadata: JsonObject | None = None,
-    ) -> None:
-        self._apply(live, live.apply_status(state, message, metadata))
-
-    async def change_artifact(
-        self,
-        live: LiveTask,
-        artifact: Artifact,
-        *,
-        append: bool,
-        last_chunk: bool,
-        metadata: JsonObject | None,
-    ) -> None:
-        self._apply(
-            live,
-            live.apply_artifact(artifact, append=append, last_chunk=last_chunk, metadata=metadata),
-        )
-
-    async def wait_for_answer(self, live: LiveTask, question: Message, state: TaskState) -> Message:
-        arrived = anyio.Event()
-        live.waiting_for_answer = arrived
-        try:
-            await self.change_status(live, state, question)
-            await arrived.wait()
-        finally:
-            live.waiting_for_answer = None
-        answer, live.answer = live.answer, None
-        assert answer is not None
-        return answer
-
     # -- internals -------------------------------------------------------------------------
 
     async def _accept(
@@ -306,7 +259,7 @@ class TaskManager:
         if message.task_id:
             return await self._continue(message, owner, subscribe=subscribe)
         skill = self._skill_for(request)
-        executor = self._executors[skill]
+        executor = self._execution.executors[skill]
         context_id = message.context_id or new_id()
         if executor.direct_reply:
             reply = await executor.reply(request, context_id)
@@ -317,8 +270,9 @@ class TaskManager:
         for metadata in (request.metadata, request.message.metadata):
             if metadata and "skill" in metadata:
                 skill = metadata["skill"]
-                if not isinstance(skill, str) or skill not in self._executors:
-                    known = ", ".join(sorted(self._executors))
+                executors = self._execution.executors
+                if not isinstance(skill, str) or skill not in executors:
+                    known = ", ".join(sorted(executors))
                     raise InvalidParamsError(
                         f"skill {skill!r} is not served by this hub (known: {known})",
                         violations=[("metadata.skill", f"must be one of: {known}")],
@@ -335,16 +289,7 @@ class TaskManager:
         *,
         subscribe: bool,
     ) -> tuple[LiveTask, TaskStream | None]:
-        if len(self._live) >= self._limits.max_tasks:
-            raise LimitExceededError(
-                f"the hub is running {len(self._live)} tasks, its limit (limits.max_tasks); "
-                "retry when some finish"
-            )
-        if context_id not in self._contexts and len(self._contexts) >= self._limits.max_contexts:
-            raise LimitExceededError(
-                f"the hub has {len(self._contexts)} active contexts, its limit "
-                "(limits.max_contexts); continue an existing context or retry later"
-            )
+        self._live.admit(context_id)
         task_id = new_id()
         first = request.message.model_copy(update={"task_id": task_id, "context_id": context_id})
         task = Task(
@@ -355,12 +300,11 @@ class TaskManager:
             metadata=request.metadata,
         )
         live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
-        self._live[task_id] = live
-        self._contexts[context_id] += 1
+        self._live.add(live)
         self._commits.mark(live)
         stream = live.subscribe() if subscribe else None
         # The skill starts at once; its first changes ride in the same commit as the task.
-        self._start(live, request.metadata)
+        self._execution.start(live, request.metadata)
         return live, stream
 
     async def _continue(
@@ -395,37 +339,8 @@ class TaskManager:
         elif live.scope is None:
             # The skill's run ended while parked (or the hub restarted): run it again; it
             # replays the answers it already had.
-            self._start(live, live.task.metadata)
+            self._execution.start(live, live.task.metadata)
         return live, stream
-
-    def _start(self, live: LiveTask, metadata: JsonObject | None) -> None:
-        if self._workers is None:
-            raise RuntimeError("TaskManager used outside 'async with'")
-        self._workers.submit(lambda: self._execute(live, metadata))
-
-    async def _execute(self, live: LiveTask, metadata: JsonObject | None) -> None:
-        executor = self._executors[live.skill]
-        with anyio.CancelScope() as scope:
-            live.scope = scope
-            try:
-                # The executor moves the task to WORKING when it really starts (one that
-                # waits for a free slot leaves it SUBMITTED meanwhile).
-                await executor.run(TaskRun(self, live, metadata))
-                if not (live.state.is_terminal or live.state.is_interrupted):
-                    await self.change_status(live, TaskState.COMPLETED)
-            except SkillError as exc:
-                await self._fail(live, str(exc))
-            except InvalidTransitionError as exc:
-                log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)
-            except Exception:
-                log.exception("task %s: skill %s raised", live.task_id, live.skill)
-                await self._fail(live, _SKILL_FAILED.format(skill=live.skill))
-            finally:
-                live.scope = None
-
-    async def _fail(self, live: LiveTask, reason: str) -> None:
-        if not live.state.is_terminal:
-            await self.change_status(live, TaskState.FAILED, agent_message(reason))
 
     def _apply(self, live: LiveTask, update: Update) -> None:
         """Queue an applied change; it is published once the commit that carries it is
@@ -434,8 +349,8 @@ class TaskManager:
         self._commits.mark(live)
 
     def _after_commit(self, live: LiveTask) -> None:
-        if live.state.is_terminal and self._live.pop(live.task_id, None) is not None:
-            self._release_context(live)
+        if live.state.is_terminal:
+            self._live.discard(live)
 
     def _commit_failed(self, live: LiveTask, failure: Exception) -> None:
         live.failure = failure
@@ -444,13 +359,7 @@ class TaskManager:
         live.broadcast.close_all()
         if live.scope is not None:
             live.scope.cancel()
-        if self._live.pop(live.task_id, None) is not None:
-            self._release_context(live)
-
-    def _release_context(self, live: LiveTask) -> None:
-        self._contexts[live.context_id] -= 1
-        if self._contexts[live.context_id] <= 0:
-            del self._contexts[live.context_id]
+        self._live.discard(live)
 
     async def _durable_or_close(self, live: LiveTask, stream: TaskStream) -> None:
         """A stream's first event is sent only once what it shows is durable."""
@@ -481,8 +390,7 @@ class TaskManager:
             return live
         live = LiveTask(record)
         if not live.state.is_terminal:
-            self._live[task_id] = live
-            self._contexts[live.context_id] += 1
+            self._live.add(live)
         return live
 
 

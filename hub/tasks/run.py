@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Protocol
 from hub.protocol import Artifact, JsonObject, Message, SendMessageRequest, TaskState
 
 if TYPE_CHECKING:
+    from hub.tasks.execution import Execution
     from hub.tasks.live import LiveTask
-    from hub.tasks.manager import TaskManager
 
 __all__ = ["TaskExecutor", "TaskRun"]
 
@@ -44,12 +44,12 @@ class TaskRun:
     artifacts are not emitted again.
     """
 
-    __slots__ = ("_answers", "_asked", "_live", "_manager", "metadata")
+    __slots__ = ("_answers", "_asked", "_execution", "_live", "metadata")
 
     def __init__(
-        self, manager: TaskManager, live: LiveTask, metadata: JsonObject | None = None
+        self, execution: Execution, live: LiveTask, metadata: JsonObject | None = None
     ) -> None:
-        self._manager = manager
+        self._execution = execution
         self._live = live
         self._answers = live.answers()
         self._asked = 0
@@ -93,7 +93,7 @@ class TaskRun:
         """Set the task's state (WORKING for progress, or a terminal state to end it)."""
         if self.replaying and not state.is_terminal:
             return
-        await self._manager.change_status(self._live, state, message, metadata=metadata)
+        await self._execution.change_status(self._live, state, message, metadata=metadata)
 
     async def artifact(
         self,
@@ -106,7 +106,7 @@ class TaskRun:
         """Add or extend an artifact; it is persisted when `last_chunk` is True."""
         if self.replaying:
             return
-        await self._manager.change_artifact(
+        await self._execution.change_artifact(
             self._live, artifact, append=append, last_chunk=last_chunk, metadata=metadata
         )
 
@@ -118,7 +118,7 @@ class TaskRun:
             answer = self._answers[self._asked]
             self._asked += 1
             return answer
-        answer = await self._manager.wait_for_answer(self._live, question, state)
+        answer = await self._execution.wait_for_answer(self._live, question, state)
         self._asked += 1
         self._answers.append(answer)
         return answer

@@ -1,0 +1,115 @@
+"""Running skills: each task's executor on a reused worker, and the calls a running skill
+makes back to change its task."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hub.errors import InvalidTransitionError, SkillError
+from hub.protocol import Artifact, JsonObject, Message, TaskState, agent_message
+from hub.tasks.live import LiveTask
+from hub.tasks.run import TaskExecutor, TaskRun
+from hub.tasks.stream import Update
+from hub.tasks.workers import WorkerPool
+
+__all__ = ["Execution"]
+
+log = logging.getLogger("hub.tasks")
+
+_SKILL_FAILED = "skill '{skill}' failed with an internal error; the hub log has the details"
+
+
+class Execution:
+    """Starts skills for live tasks and applies what they report.
+
+    Args:
+        executors: the local skills by id.
+        apply: queues an applied change for commit and publication (the task manager's).
+    """
+
+    def __init__(
+        self,
+        executors: Mapping[str, TaskExecutor],
+        *,
+        apply: Callable[[LiveTask, Update], None],
+    ) -> None:
+        self.executors = dict(executors)
+        self._apply = apply
+        self._workers: WorkerPool | None = None
+
+    def bind(self, group: TaskGroup | None) -> None:
+        """Run skills in `group` from now on (None: stop starting them)."""
+        self._workers = WorkerPool(group) if group is not None else None
+
+    def start(self, live: LiveTask, metadata: JsonObject | None) -> None:
+        """Run the task's skill on a worker; it is canceled through `live.scope`."""
+        if self._workers is None:
+            raise RuntimeError("TaskManager used outside 'async with'")
+        self._workers.submit(lambda: self._execute(live, metadata))
+
+    async def _execute(self, live: LiveTask, metadata: JsonObject | None) -> None:
+        executor = self.executors[live.skill]
+        with anyio.CancelScope() as scope:
+            live.scope = scope
+            try:
+                # The executor moves the task to WORKING when it really starts (one that
+                # waits for a free slot leaves it SUBMITTED meanwhile).
+                await executor.run(TaskRun(self, live, metadata))
+                if not (live.state.is_terminal or live.state.is_interrupted):
+                    await self.change_status(live, TaskState.COMPLETED)
+            except SkillError as exc:
+                self.fail(live, str(exc))
+            except InvalidTransitionError as exc:
+                log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)
+            except Exception:
+                log.exception("task %s: skill %s raised", live.task_id, live.skill)
+                self.fail(live, _SKILL_FAILED.format(skill=live.skill))
+            finally:
+                live.scope = None
+
+    def fail(self, live: LiveTask, reason: str) -> None:
+        if not live.state.is_terminal:
+            self._apply(live, live.apply_status(TaskState.FAILED, agent_message(reason)))
+
+    # -- what a running skill calls, through its TaskRun -----------------------------------
+
+    async def change_status(
+        self,
+        live: LiveTask,
+        state: TaskState,
+        message: Message | None = None,
+        *,
+        metadata: JsonObject | None = None,
+    ) -> None:
+        self._apply(live, live.apply_status(state, message, metadata))
+
+    async def change_artifact(
+        self,
+        live: LiveTask,
+        artifact: Artifact,
+        *,
+        append: bool,
+        last_chunk: bool,
+        metadata: JsonObject | None,
+    ) -> None:
+        self._apply(
+            live,
+            live.apply_artifact(artifact, append=append, last_chunk=last_chunk, metadata=metadata),
+        )
+
+    async def wait_for_answer(self, live: LiveTask, question: Message, state: TaskState) -> Message:
+        """Park the task in `state` with `question`; return the caller's answer."""
+        arrived = anyio.Event()
+        live.waiting_for_answer = arrived
+        try:
+            await self.change_status(live, state, question)
+            await arrived.wait()
+        finally:
+            live.waiting_for_answer = None
+        answer, live.answer = live.answer, None
+        assert answer is not None
+        return answer
