@@ -62,7 +62,7 @@ class TaskStore(Protocol):
         """Create or migrate the storage; called once before any other method."""
 
     async def close(self) -> None:
-        """Flush and release the storage."""
+        """Flush and release the storage; any later call but `open` raises `StoreError`."""
 
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
@@ -74,14 +74,17 @@ class TaskStore(Protocol):
         """The record for `task_id`, or None."""
 
     async def list(self, query: TaskQuery) -> TaskPage:
-        """A page of records matching `query`.
+        """A page of records matching `query`, newest status first (task id breaks ties; a
+        task with no status timestamp is the oldest).
 
         Raises:
-            InvalidParamsError: the cursor is not one this store produced.
+            InvalidParamsError: the cursor is not one this store produced, or
+                `query.page_size` is below 1.
         """
 
     async def find_in_states(self, states: Collection[TaskState]) -> builtins.list[TaskRecord]:
-        """Every record whose task is in one of `states` (restart recovery)."""
+        """Every record whose task is in one of `states`, newest status first (restart
+        recovery)."""
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
         """Delete records of terminal tasks whose status timestamp is before `cutoff`.

@@ -1,13 +1,18 @@
 """The embedded default TaskStore: one SQLite file in WAL mode.
 
-Durability: every `put` is its own committed transaction. With WAL and `synchronous=NORMAL`
-a commit is in the WAL file (in the OS page cache) when the call returns, so killing the hub
-process, even with SIGKILL, loses nothing it acknowledged; only a power loss or an OS crash
-can drop the last commits. `synchronous=FULL` would survive those too, at the cost of an
-fsync per write.
+Durability: every `put` and `put_many` is its own committed transaction. With WAL and
+`synchronous=NORMAL` a commit has been written to the WAL file (in the OS page cache) when the
+call returns, so killing the hub process, even with `kill -9`, loses nothing it acknowledged;
+only an OS crash or a power loss can drop the last commits. `synchronous=FULL` would survive
+those too, at the cost of an fsync on every write.
 
-The calls are made on the event loop's thread: a write here takes tens of microseconds, less
-than handing it to a worker thread would cost.
+Speed: the calls run on the event loop's thread. A write takes tens of microseconds, less than
+handing it to a worker thread and back would cost; each index is one more page written per
+commit, so the schema keeps two: one by status time that also carries `owner` and `state` (the
+ListTasks filters and counts on those read the index alone, never the task bodies) and one by
+context, the one filter selective enough to need its own.
+
+Schema changes are numbered steps in `_MIGRATIONS`; `schema_version` records how many ran.
 """
 
 from __future__ import annotations
@@ -21,40 +26,67 @@ from pathlib import Path
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskState
 from hub.store.base import TaskPage, TaskQuery, TaskRecord
-from hub.store.cursor import decode_cursor, encode_cursor, sort_key
+from hub.store.cursor import (
+    check_page_size,
+    decode_cursor,
+    encode_cursor,
+    epoch_micros,
+    status_key,
+)
 
 __all__ = ["SqliteTaskStore"]
 
-SCHEMA_VERSION = 1
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS tasks (
-    task_id    TEXT PRIMARY KEY,
-    context_id TEXT NOT NULL,
-    state      TEXT NOT NULL,
-    status_us  INTEGER NOT NULL,
-    owner      TEXT NOT NULL,
-    skill      TEXT NOT NULL,
-    body       BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tasks_by_time ON tasks (status_us DESC, task_id DESC);
-CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks (context_id, status_us DESC);
-CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state);
-"""
-# An upsert updates the row in place; INSERT OR REPLACE would delete and re-insert it,
+# Step n brings the schema from version n to n + 1. Never edit a step once released: add one.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE tasks (
+            task_id    TEXT PRIMARY KEY,
+            context_id TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            status_us  INTEGER NOT NULL,
+            owner      TEXT NOT NULL,
+            skill      TEXT NOT NULL,
+            body       BLOB NOT NULL
+        )""",
+        "CREATE INDEX tasks_by_time ON tasks (status_us DESC, task_id DESC)",
+        "CREATE INDEX tasks_by_context ON tasks (context_id, status_us DESC)",
+        "CREATE INDEX tasks_by_state ON tasks (state)",
+    ),
+    (
+        # Owner and state ride in the time index, so filtering and counting by them reads
+        # no task body, and a separate state index no longer costs a page per write.
+        "DROP INDEX tasks_by_time",
+        "DROP INDEX tasks_by_context",
+        "DROP INDEX tasks_by_state",
+        "CREATE INDEX tasks_by_status_time ON tasks (status_us DESC, task_id DESC, owner, state)",
+        "CREATE INDEX tasks_by_context_time ON tasks (context_id, status_us DESC, task_id DESC)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+# An upsert rewrites the row in place; INSERT OR REPLACE would delete and re-insert it,
 # touching every index twice.
 _PUT = (
     "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
     "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
-    "state = excluded.state, status_us = excluded.status_us, body = excluded.body"
+    "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
+    "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
 )
+_GET = "SELECT body, skill, owner FROM tasks WHERE task_id = ?"
+_ORDER = "ORDER BY status_us DESC, task_id DESC"
+_TERMINAL = tuple(state.value for state in TERMINAL_STATES)
+_DELETE_TERMINAL = (
+    f"DELETE FROM tasks WHERE status_us < ? AND state IN ({','.join('?' * len(_TERMINAL))})"
+)
+
+_Row = tuple[str, str, str, int, str, str, bytes]
 
 
 class SqliteTaskStore:
-    """Tasks in a SQLite file (created with its folder on `open`).
+    """Task records in one SQLite file, created with its folder on `open`.
 
     Args:
-        path: the database file.
+        path: the database file (its `-wal` and `-shm` companions sit beside it).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -62,69 +94,99 @@ class SqliteTaskStore:
         self._db: sqlite3.Connection | None = None
 
     async def open(self) -> None:
+        """Open the file, creating it or bringing its schema up to date.
+
+        Raises:
+            StoreError: the file cannot be created or read, is not a task store, or was
+                written by a newer a2a-hub.
+        """
+        if self._db is not None:
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=5000")
-            db.executescript(_SCHEMA)
-            row = db.execute("SELECT version FROM schema_version").fetchone()
-            if row is None:
-                db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.path} was written by a newer a2a-hub (schema {row[0]}, this one "
-                    f"knows {SCHEMA_VERSION}); upgrade a2a-hub or point store.path elsewhere"
-                )
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"cannot open the task store {self.path} ({exc}); if the file is damaged, "
-                "move it away and the hub will start a new one"
-            ) from None
         except OSError as exc:
-            raise StoreError(f"cannot create the task store {self.path} ({exc.strerror})") from None
+            raise StoreError(
+                f"cannot create the folder of the task store {self.path} ({exc.strerror}); "
+                "point store.path at a writable place"
+            ) from None
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot open the task store {self.path} ({exc}); "
+                "point store.path at a writable file"
+            ) from None
+        try:
+            _configure(db, self.path)
+            _migrate(db, self.path)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise StoreError(
+                f"cannot read the task store {self.path} ({exc}); if the file is damaged, "
+                "move it (with its -wal file) aside and the hub will start a new one"
+            ) from None
+        except BaseException:
+            db.close()
+            raise
         self._db = db
 
     async def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Checkpoint the WAL into the database file and close it; later calls raise."""
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
 
     def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            raise StoreError(f"the task store {self.path} is closed")
-        return self._db
+        db = self._db
+        if db is None:
+            raise StoreError(f"the task store {self.path} is closed; open() it before use")
+        return db
 
     async def put(self, record: TaskRecord) -> None:
+        """Insert or replace the record for `record.task.id`, durably."""
+        db = self._conn()
         try:
-            self._conn().execute(_PUT, _row(record))
+            db.execute(_PUT, _row(record))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write task {record.task.id} to {self.path} ({exc})") from None
 
     async def put_many(self, records: Sequence[TaskRecord]) -> None:
+        """Insert or replace several records in one transaction, all or none."""
         db = self._conn()
+        if not records:
+            return
         rows = [_row(record) for record in records]
         try:
             db.execute("BEGIN")
             try:
                 db.executemany(_PUT, rows)
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write {len(rows)} task(s) to {self.path} ({exc})") from None
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        row = (
-            self._conn()
-            .execute("SELECT body, skill, owner FROM tasks WHERE task_id = ?", (task_id,))
-            .fetchone()
-        )
-        return None if row is None else _record(row)
+        """The record for `task_id`, or None."""
+        db = self._conn()
+        try:
+            row = db.execute(_GET, (task_id,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read task {task_id} from {self.path} ({exc})") from None
+        return None if row is None else _record(*row)
 
     async def list(self, query: TaskQuery) -> TaskPage:
+        """A page of records matching `query`, newest status first.
+
+        Raises:
+            InvalidParamsError: the cursor is not one a store produced, or the page size is
+                below 1.
+        """
+        db = self._conn()
+        page_size = check_page_size(query.page_size)
+        after = decode_cursor(query.cursor) if query.cursor else None
         where: builtins.list[str] = []
         args: builtins.list[object] = []
         if query.owner is not None:
@@ -138,62 +200,104 @@ class SqliteTaskStore:
             args.append(query.state.value)
         if query.updated_after is not None:
             where.append("status_us >= ?")
-            args.append(int(query.updated_after.timestamp() * 1_000_000))
+            args.append(epoch_micros(query.updated_after))
         filters = " AND ".join(where) or "1"
-        db = self._conn()
-        total = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", args).fetchone()[0]
-        page_filters, page_args = filters, list(args)
-        if query.cursor:
-            micros, task_id = decode_cursor(query.cursor)
+        page_filters, page_args = filters, args
+        if after is not None:
             page_filters += " AND (status_us < ? OR (status_us = ? AND task_id < ?))"
-            page_args += [micros, micros, task_id]
-        rows = db.execute(
-            f"SELECT body, skill, owner FROM tasks WHERE {page_filters} "
-            "ORDER BY status_us DESC, task_id DESC LIMIT ?",
-            [*page_args, query.page_size + 1],
-        ).fetchall()
-        records = [_record(row) for row in rows[: query.page_size]]
-        more = len(rows) > query.page_size
+            page_args = [*args, after[0], after[0], after[1]]
+        try:
+            (total,) = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", args).fetchone()
+            rows = db.execute(
+                f"SELECT body, skill, owner, status_us, task_id FROM tasks "
+                f"WHERE {page_filters} {_ORDER} LIMIT ?",
+                [*page_args, page_size + 1],
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot list tasks in {self.path} ({exc})") from None
+        page = rows[:page_size]
+        # The cursor is built from the stored key, never recomputed from the parsed task.
+        last = page[-1] if page else None
         return TaskPage(
-            records=records,
-            next_cursor=encode_cursor(sort_key(records[-1].task)) if more and records else "",
+            records=[_record(row[0], row[1], row[2]) for row in page],
+            next_cursor=encode_cursor((last[3], last[4])) if last and len(rows) > page_size else "",
             total_size=total,
         )
 
     async def find_in_states(self, states: Collection[TaskState]) -> builtins.list[TaskRecord]:
-        values = [state.value for state in states]
+        """Every record whose task is in one of `states`, newest status first."""
+        db = self._conn()
+        values = [TaskState(state).value for state in states]
         if not values:
             return []
         marks = ",".join("?" * len(values))
-        rows = (
-            self._conn()
-            .execute(f"SELECT body, skill, owner FROM tasks WHERE state IN ({marks})", values)
-            .fetchall()
-        )
-        return [_record(row) for row in rows]
+        try:
+            rows = db.execute(
+                f"SELECT body, skill, owner FROM tasks WHERE state IN ({marks}) {_ORDER}", values
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read tasks from {self.path} ({exc})") from None
+        return [_record(*row) for row in rows]
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
-        terminal = [state.value for state in TERMINAL_STATES]
-        marks = ",".join("?" * len(terminal))
-        cursor = self._conn().execute(
-            f"DELETE FROM tasks WHERE status_us < ? AND state IN ({marks})",
-            [int(cutoff.timestamp() * 1_000_000), *terminal],
+        """Delete records of terminal tasks whose status time is before `cutoff`."""
+        db = self._conn()
+        try:
+            deleted = db.execute(_DELETE_TERMINAL, (epoch_micros(cutoff), *_TERMINAL)).rowcount
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot delete expired tasks from {self.path} ({exc})") from None
+        return deleted
+
+
+def _configure(db: sqlite3.Connection, path: Path) -> None:
+    (mode,) = db.execute("PRAGMA journal_mode=WAL").fetchone()
+    if mode != "wal":
+        raise StoreError(
+            f"the task store {path} cannot use WAL mode (journal mode stays '{mode}'); "
+            "put store.path on a local file system"
         )
-        return cursor.rowcount
+    db.execute("PRAGMA synchronous=NORMAL")
+    # Waits (on the event loop) only when another process writes the same file.
+    db.execute("PRAGMA busy_timeout=2000")
 
 
-def _row(record: TaskRecord) -> tuple[str, str, str, int, str, str, bytes]:
+def _migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Run the migration steps the file has not had yet, each in its own transaction."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    if row is None:
+        db.execute("INSERT INTO schema_version (version) VALUES (0)")
+    version: int = 0 if row is None else row[0]
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the task store {path} was written by a newer a2a-hub (schema {version}, this one "
+            f"knows up to {SCHEMA_VERSION}); upgrade a2a-hub or point store.path elsewhere"
+        )
+    for step in range(version, SCHEMA_VERSION):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _MIGRATIONS[step]:
+                db.execute(statement)
+            db.execute("UPDATE schema_version SET version = ?", (step + 1,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+
+def _row(record: TaskRecord) -> _Row:
     task = record.task
+    micros, task_id = status_key(task)
     return (
-        task.id,
+        task_id,
         task.context_id or "",
         task.status.state.value,
-        sort_key(task)[0],
+        micros,
         record.owner,
         record.skill,
         task.to_json(),
     )
 
 
-def _record(row: tuple[bytes, str, str]) -> TaskRecord:
-    return TaskRecord(task=Task.model_validate_json(row[0]), skill=row[1], owner=row[2])
+def _record(body: bytes, skill: str, owner: str) -> TaskRecord:
+    return TaskRecord(task=Task.model_validate_json(body), skill=skill, owner=owner)
