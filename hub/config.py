@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -23,6 +23,7 @@ from hub.errors import ConfigError
 __all__ = [
     "CardSettings",
     "LimitSettings",
+    "ProcessSkillSettings",
     "ServerSettings",
     "Settings",
     "SkillRef",
@@ -59,7 +60,7 @@ def parse_duration(value: object) -> float:
         if match is None:
             raise ValueError(f"{value!r} is not a duration; write e.g. 30s, 10m, 1h or 2d")
         seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-    if seconds <= 0:
+    if not seconds > 0:  # also refuses NaN (YAML .nan)
         raise ValueError("a duration must be greater than zero")
     return seconds
 
@@ -155,16 +156,87 @@ class CardSettings(_Strict):
     """Seconds clients may cache the card (`Cache-Control: max-age`)."""
 
 
+class ProcessSkillSettings(_Strict):
+    """A command-line program served as a skill: one run of `command` per task.
+
+    See docs/skills.md ("Process skills") for the output line format and the stdin protocol.
+    """
+
+    PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("text", "task_id", "context_id", "data")
+    _PLACEHOLDER: ClassVar[re.Pattern[str]] = re.compile(r"\{([a-z_]+)\}")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    """The skill id in the card and in `metadata.skill`."""
+    name: str | None = None
+    """A human name (default: the id)."""
+    description: str
+    """What the skill does, shown in the card."""
+    tags: tuple[str, ...] = ()
+    """Keywords for routing."""
+    examples: tuple[str, ...] = ()
+    """Example prompts."""
+    command: tuple[str, ...] = Field(min_length=1)
+    """The program and its arguments, run without a shell. `{text}`, `{task_id}`,
+    `{context_id}` and `{data}` in an argument are replaced by the message text, the ids and
+    the JSON array of the message's data values; the result is always that one argument."""
+    cwd: str | None = None
+    """Working directory of the program (relative to the hub's); default: the hub's."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the hub's environment for the program (`${NAME}` is expanded)."""
+    output: Literal["jsonl", "text"] = "jsonl"
+    """`jsonl`: one JSON event per stdout line; `text`: every line is response text."""
+    timeout: float = 600.0
+    """Longest run, in seconds or as '10m' (time parked in input-required does not count)."""
+    idle_timeout: float | None = None
+    """Longest time without a line of output (default: no limit)."""
+    approval: Literal["input-required", "auto-approve", "deny"] = "input-required"
+    """What an `approval_required` event does: ask the caller, answer yes, or answer no."""
+    max_concurrent: int = Field(default=1, ge=1)
+    """Runs of this skill at once; more tasks wait in TASK_STATE_SUBMITTED."""
+    max_queue: int = Field(default=16, ge=0)
+    """Tasks that may wait for a run; one more is rejected."""
+    grace: float = 5.0
+    """Seconds between SIGTERM and SIGKILL when a run is stopped."""
+
+    @field_validator("timeout", "grace", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> float:
+        return parse_duration(value)
+
+    @field_validator("idle_timeout", mode="before")
+    @classmethod
+    def _optional_duration(cls, value: object) -> float | None:
+        return None if value is None else parse_duration(value)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, command: tuple[str, ...]) -> tuple[str, ...]:
+        if not command[0]:
+            raise ValueError("the program (the first element of command) is empty")
+        if cls._PLACEHOLDER.search(command[0]):
+            # A templated program name would let a message choose what runs.
+            raise ValueError("the program (the first element of command) cannot be templated")
+        for argument in command[1:]:
+            for name in cls._PLACEHOLDER.findall(argument):
+                if name not in cls.PLACEHOLDERS:
+                    known = ", ".join(f"{{{known}}}" for known in cls.PLACEHOLDERS)
+                    raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
+        return command
+
+
 class SkillRef(_Strict):
-    """One entry of `skills:`: exactly one of `builtin` or `module` (`package.module:function`)."""
+    """One entry of `skills:`: exactly one of `builtin`, `module` (`package.module:function`)
+    or `process` (a command-line program)."""
 
     builtin: str | None = None
     module: str | None = None
+    process: ProcessSkillSettings | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SkillRef:
-        if (self.builtin is None) == (self.module is None):
-            raise ValueError("a skill entry needs exactly one of 'builtin' or 'module'")
+        given = [self.builtin, self.module, self.process]
+        if sum(value is not None for value in given) != 1:
+            raise ValueError("a skill entry needs exactly one of 'builtin', 'module' or 'process'")
         if self.module is not None and ":" not in self.module:
             raise ValueError(
                 f"module skill {self.module!r} must be written 'package.module:function'"
@@ -241,15 +313,32 @@ def _known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]
 
 
 def describe_validation_error(
-    error: ValidationError, *, source: str, model: type[BaseModel], root: yaml.Node | None
+    error: ValidationError,
+    *,
+    source: str,
+    model: type[BaseModel],
+    root: yaml.Node | None,
+    origins: Mapping[str, str] = {},
 ) -> str:
-    """One line per problem: `file:line: key: what is wrong (did you mean ...?)`."""
+    """One line per problem: `file:line: key: what is wrong (did you mean ...?)`.
+
+    A key set by an override is reported under the override's name (`origins` maps a dotted
+    key to it, e.g. `server.port` -> `HUB_PORT`), not under a line of the file.
+    """
     lines = []
     for problem in error.errors():
         loc = tuple(problem["loc"])
         key = ".".join(str(step) for step in loc) or "(top level)"
+        origin = next(
+            (
+                name
+                for dotted, name in origins.items()
+                if key == dotted or key.startswith(dotted + ".")
+            ),
+            None,
+        )
         line = _line_of(root, loc)
-        where = f"{source}:{line}" if line else source
+        where = origin or (f"{source}:{line}" if line else source)
         if problem["type"] == "extra_forbidden" and loc:
             known = _known_keys(model, loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
@@ -261,7 +350,12 @@ def describe_validation_error(
 
 
 def load_yaml_model(
-    path: Path, model: type[M], *, env: Mapping[str, str], overrides: Mapping[str, Any] = {}
+    path: Path,
+    model: type[M],
+    *,
+    env: Mapping[str, str],
+    overrides: Mapping[str, Any] = {},
+    origins: Mapping[str, str] = {},
 ) -> M:
     """Read a YAML file into a strict model, with `${ENV}` expansion and line-accurate errors.
 
@@ -270,6 +364,7 @@ def load_yaml_model(
         model: the pydantic model the document must match.
         env: where `${NAME}` references are looked up.
         overrides: dotted keys (`server.port`) set after the file is read.
+        origins: where each override came from, for error messages (`HUB_PORT`, `--port`).
 
     Raises:
         ConfigError: the file is missing, is not YAML, or does not match the model.
@@ -295,7 +390,9 @@ def load_yaml_model(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        message = describe_validation_error(exc, source=str(path), model=model, root=root)
+        message = describe_validation_error(
+            exc, source=str(path), model=model, root=root, origins=origins
+        )
         raise ConfigError(message) from None
 
 
@@ -311,8 +408,12 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
-    """`HUB_SECTION__KEY=value` becomes `section.key`; a few short names are kept for ease."""
+def _env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """`HUB_SECTION__KEY=value` becomes `section.key`; a few short names are kept for ease.
+
+    Returns:
+        The overrides by dotted key, and the variable each came from.
+    """
     short = {
         "HUB_HOST": "server.host",
         "HUB_PORT": "server.port",
@@ -323,12 +424,17 @@ def _env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
         "HUB_AGENTS": "agents",
     }
     overrides: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     for name, value in env.items():
         if name in short:
-            overrides[short[name]] = value
+            dotted = short[name]
         elif name.startswith("HUB_") and "__" in name:
-            overrides[name[4:].lower().replace("__", ".")] = value
-    return overrides
+            dotted = name[4:].lower().replace("__", ".")
+        else:
+            continue
+        overrides[dotted] = value
+        origins[dotted] = f"environment variable {name}"
+    return overrides, origins
 
 
 def load_settings(
@@ -345,7 +451,9 @@ def load_settings(
         ConfigError: the file or an override is wrong; the message names file, line and key.
     """
     env = os.environ if env is None else env
-    combined = {**_env_overrides(env), **(overrides or {})}
+    from_env, origins = _env_overrides(env)
+    combined = {**from_env, **(overrides or {})}
+    origins.update({dotted: f"the override of {dotted}" for dotted in overrides or {}})
     if path is None:
         path = env.get("HUB_CONFIG")
     if path is None and not Path("config/hub.yaml").exists():
@@ -355,6 +463,10 @@ def load_settings(
         try:
             return Settings.model_validate(data)
         except ValidationError as exc:
-            message = describe_validation_error(exc, source="settings", model=Settings, root=None)
+            message = describe_validation_error(
+                exc, source="settings", model=Settings, root=None, origins=origins
+            )
             raise ConfigError(message) from None
-    return load_yaml_model(Path(path or "config/hub.yaml"), Settings, env=env, overrides=combined)
+    return load_yaml_model(
+        Path(path or "config/hub.yaml"), Settings, env=env, overrides=combined, origins=origins
+    )

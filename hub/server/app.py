@@ -19,7 +19,7 @@ from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
 from hub.server.state import HubState
-from hub.skills import Skill
+from hub.skills import LocalSkill
 from hub.store import TaskStore
 from hub.tasks import TaskManager
 
@@ -69,7 +69,9 @@ def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
     return rest_error_response(error)
 
 
-def create_app(settings: Settings, *, store: TaskStore, skills: Mapping[str, Skill]) -> Litestar:
+def create_app(
+    settings: Settings, *, store: TaskStore, skills: Mapping[str, LocalSkill]
+) -> Litestar:
     """The hub's ASGI app. The store is opened and closed by the app's lifespan.
 
     Raises:

@@ -1,7 +1,15 @@
 """Local skills: the `@skill` API, `SkillContext`, built-in skills and the loader."""
 
-from hub.skills.api import Skill, SkillResult, skill
+from hub.skills.api import LocalSkill, Skill, SkillResult, skill
 from hub.skills.context import SkillContext
 from hub.skills.loader import BUILTIN_SKILLS, load_skills
 
-__all__ = ["BUILTIN_SKILLS", "Skill", "SkillContext", "SkillResult", "load_skills", "skill"]
+__all__ = [
+    "BUILTIN_SKILLS",
+    "LocalSkill",
+    "Skill",
+    "SkillContext",
+    "SkillResult",
+    "load_skills",
+    "skill",
+]

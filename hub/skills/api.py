@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from hub.errors import SkillError
 from hub.protocol import (
@@ -20,9 +20,9 @@ from hub.protocol import (
     new_id,
 )
 from hub.skills.context import SkillContext, as_parts
-from hub.tasks import TaskRun
+from hub.tasks import TaskExecutor, TaskRun
 
-__all__ = ["Skill", "SkillResult", "skill"]
+__all__ = ["LocalSkill", "Skill", "SkillResult", "skill"]
 
 SkillResult: TypeAlias = (
     str | Part | Sequence[Part] | Artifact | Sequence[Artifact] | Message | None
@@ -33,6 +33,18 @@ status message; for a reply skill, the reply), or None."""
 SkillFunction: TypeAlias = Callable[
     [SkillContext], Awaitable[SkillResult] | AsyncIterator[str | Part | Sequence[Part] | Artifact]
 ]
+
+
+class LocalSkill(TaskExecutor, Protocol):
+    """What the hub serves as a local skill: a task executor with its card entry.
+
+    `Skill` (a decorated function) and `ProcessSkill` (a command-line program) are the two
+    kinds; the app, the card and the loader take any LocalSkill.
+    """
+
+    @property
+    def card(self) -> AgentSkill: ...
+
 
 _SKILL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RESPONSE_ARTIFACT = "response"

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from hub.config import SkillRef
 from hub.errors import ConfigError
-from hub.skills.api import Skill
+from hub.skills.api import LocalSkill, Skill
 from hub.skills.echo import echo
+from hub.skills.process import build_process_skill
 
 __all__ = ["BUILTIN_SKILLS", "load_skills"]
 
@@ -26,7 +27,7 @@ def _import(reference: str) -> Skill:
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except (ImportError, TypeError, ValueError) as exc:  # also ":f", ".relative:f"
         raise ConfigError(
             f"skill '{reference}': cannot import module {module_name} ({exc})"
         ) from None
@@ -41,19 +42,22 @@ def _import(reference: str) -> Skill:
     return target
 
 
-def load_skills(refs: Sequence[SkillRef]) -> dict[str, Skill]:
+def load_skills(refs: Sequence[SkillRef]) -> dict[str, LocalSkill]:
     """The skills named in `skills:`, by id.
 
     Raises:
-        ConfigError: an unknown built-in, an import failure, or two skills with one id.
+        ConfigError: an unknown built-in, an import failure, a process skill whose program
+            or working directory is missing, or two skills with one id.
     """
-    skills: dict[str, Skill] = {}
+    skills: dict[str, LocalSkill] = {}
     for ref in refs:
         if ref.builtin is not None:
-            found = BUILTIN_SKILLS.get(ref.builtin)
+            found: LocalSkill | None = BUILTIN_SKILLS.get(ref.builtin)
             if found is None:
                 known = ", ".join(sorted(BUILTIN_SKILLS))
                 raise ConfigError(f"unknown built-in skill '{ref.builtin}' (known: {known})")
+        elif ref.process is not None:
+            found = build_process_skill(ref.process)
         else:
             assert ref.module is not None
             found = _import(ref.module)
