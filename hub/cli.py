@@ -13,10 +13,19 @@ from typing import Any
 import anyio
 import httpx
 
-from hub.client import JsonRpcClient, user_message
+from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url, user_message
 from hub.config import Settings, load_settings
-from hub.errors import ClientError, ConfigError, HubError, ProtocolError
-from hub.protocol import Message, StreamResponse, Task
+from hub.errors import CardFetchError, ClientError, ConfigError, HubError, ProtocolError
+from hub.protocol import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    ListTasksRequest,
+    Message,
+    StreamResponse,
+    Task,
+    TaskState,
+)
 from hub.server import create_app
 from hub.server.card import CardDocument, build_card
 from hub.skills import load_skills
@@ -92,7 +101,7 @@ def _serve(settings: Settings) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     store = build_store(settings.store.kind, settings.store.path)
-    app = create_app(settings, store=store, skills=load_skills(settings.skills))
+    skills = load_skills(settings.skills)
     # Bind here, so the real port is known (also with --port 0) before the server starts.
     family = socket.AF_INET6 if ":" in settings.server.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -107,6 +116,15 @@ def _serve(settings: Settings) -> None:
             "choose another --port or stop what is using it"
         ) from None
     port = sock.getsockname()[1]
+    # With --port 0 the card must advertise the port really bound, not 0.
+    settings = settings.model_copy(
+        update={"server": settings.server.model_copy(update={"port": port})}
+    )
+    try:
+        app = create_app(settings, store=store, skills=skills)
+    except BaseException:
+        sock.close()
+        raise
     store_name = settings.store.path if settings.store.kind == "sqlite" else "memory"
     # Printed, not logged: the address must show whatever the log level (tests read it too).
     print(
@@ -166,12 +184,33 @@ def _describe_event(event: StreamResponse) -> str:
     return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
 
 
+async def _client(url: str, http: httpx.AsyncClient, timeouts: Timeouts) -> A2AClient:
+    """A client from the agent's card; an agent without a card is spoken to as JSON-RPC 1.0 at
+    the URL given (as a bare endpoint)."""
+    try:
+        card = await CardCache(http).get(card_url(url))
+    except CardFetchError:
+        card = AgentCard(
+            name=url,
+            description="an agent without a readable card",
+            version="0",
+            supported_interfaces=[
+                AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            ],
+            capabilities=AgentCapabilities(streaming=True),
+            default_input_modes=["text/plain"],
+            default_output_modes=["text/plain"],
+            skills=[],
+        )
+    return A2AClient(card, http=http, agent_name=url, timeouts=timeouts)
+
+
 async def _send(args: argparse.Namespace) -> None:
     message = user_message(args.text, context_id=args.context_id, task_id=args.task_id)
     metadata = {"skill": args.skill} if args.skill else None
-    timeout = httpx.Timeout(10.0, read=None if args.stream else 300.0)
-    async with httpx.AsyncClient(timeout=timeout) as http:
-        client = JsonRpcClient(args.url, http=http)
+    timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
+    async with build_http_client() as http:
+        client = await _client(args.url, http, timeouts)
         if args.stream:
             async with client.stream(message, metadata=metadata) as events:
                 async for event in events:
@@ -183,11 +222,20 @@ async def _send(args: argparse.Namespace) -> None:
 
 async def _tasks(args: argparse.Namespace, settings: Settings) -> None:
     url = args.url or settings.server.base_url()
-    async with httpx.AsyncClient(timeout=30.0) as http:
-        client = JsonRpcClient(url, http=http)
+    async with build_http_client() as http:
+        client = await _client(url, http, Timeouts(connect=10.0, read=30.0))
         if args.action == "list":
-            query = {"contextId": args.context_id, "status": args.state, "pageSize": args.page_size}
-            page = await client.list_tasks(**{k: v for k, v in query.items() if v is not None})
+            try:
+                state = TaskState(args.state) if args.state else None
+            except ValueError:
+                known = ", ".join(s.value for s in TaskState if s is not TaskState.UNSPECIFIED)
+                raise SystemExit(
+                    f"a2a-hub: unknown --state {args.state!r} (known: {known})"
+                ) from None
+            request = ListTasksRequest(
+                context_id=args.context_id, status=state, page_size=args.page_size
+            )
+            page = await client.list_tasks(request)
             if args.json:
                 print(page.to_json().decode())
                 return

@@ -26,10 +26,19 @@ HubError
 ├── SkillError                     raised by a skill to fail its task with a message
 ├── StoreError                     the task store could not read or write
 └── ClientError                    a call to another agent failed
-    ├── AgentUnreachableError              no connection could be made
+    ├── AgentUnreachableError              no connection could be made (nothing was sent)
     ├── AgentTimeoutError                  the agent did not answer in time
+    ├── ConnectionLostError                the connection broke after the request was sent
+    ├── CardFetchError                     no valid agent card could be read from its URL
+    ├── CircuitOpenError                   the agent failed repeatedly; calls are held back
+    ├── NoSupportedInterfaceError          the card offers no interface this client speaks
     └── RemoteRpcError                     the agent answered with an error (its code and data)
+        └── AgentBusyError                         HTTP 429 or 503, with its Retry-After
 ```
+
+`InvalidAgentResponseError` doubles as the client's error for a partner whose reply breaks the
+protocol (an HTML page, invalid JSON, a wrong content type): the hub then reports -32006 to its
+own caller. Client errors are made from httpx errors in one place, `hub.client.http_errors`.
 
 A `ProtocolError` is turned into a JSON-RPC error or a `google.rpc.Status` body in one place
 (`hub.server.errors`); everything else that reaches a request boundary becomes `InternalError`
@@ -42,11 +51,15 @@ from typing import ClassVar
 
 __all__ = [
     "A2A_DOMAIN",
+    "AgentBusyError",
     "AgentTimeoutError",
     "AgentUnreachableError",
+    "CardFetchError",
     "CardMismatchError",
+    "CircuitOpenError",
     "ClientError",
     "ConfigError",
+    "ConnectionLostError",
     "ContentTypeError",
     "ContentTypeNotSupportedError",
     "ExtendedAgentCardNotConfiguredError",
@@ -60,6 +73,7 @@ __all__ = [
     "InvalidTransitionError",
     "LimitExceededError",
     "MethodNotFoundError",
+    "NoSupportedInterfaceError",
     "ParseError",
     "PayloadTooLargeError",
     "ProtocolError",
@@ -261,3 +275,45 @@ class RemoteRpcError(ClientError):
         super().__init__(message)
         self.code = code
         self.data = data
+
+
+class AgentBusyError(RemoteRpcError):
+    """The agent answered HTTP 429 or 503: it is overloaded or down for a while.
+
+    Attributes:
+        retry_after: seconds the agent asked the caller to wait, when it said.
+    """
+
+    def __init__(
+        self, message: str, *, code: int, data: object = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, code=code, data=data)
+        self.retry_after = retry_after
+
+
+class ConnectionLostError(ClientError):
+    """The connection broke after the request was sent (a reset, or a body cut short).
+
+    The agent may have started the work, so the request is not resent blindly; a stream is
+    resumed through SubscribeToTask instead.
+    """
+
+
+class CardFetchError(ClientError):
+    """No valid agent card could be read from its URL (its cause is chained)."""
+
+
+class CircuitOpenError(ClientError):
+    """The agent failed too often in a row; calls are refused until a cool-down has passed.
+
+    Attributes:
+        retry_in: seconds until a trial call is let through.
+    """
+
+    def __init__(self, message: str, *, retry_in: float) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
+class NoSupportedInterfaceError(ClientError):
+    """The agent's card lists no interface (version and binding) that this client speaks."""

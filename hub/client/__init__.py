@@ -1,5 +1,37 @@
-"""Calling other A2A agents."""
+"""Calling other A2A agents: `A2AClient`, its transports, the card cache, retries and breaker."""
 
-from hub.client.jsonrpc import JsonRpcClient, user_message
+from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
+from hub.client.card_cache import CARD_PATH, CardCache, CardListener, card_url
+from hub.client.client import A2AClient, Timeouts, user_message
+from hub.client.http_client import build_http_client
+from hub.client.http_errors import translate_http_errors
+from hub.client.interface import choose_interface
+from hub.client.jsonrpc import JsonRpcTransport
+from hub.client.rest import RestTransport
+from hub.client.resume import ResumePolicy
+from hub.client.retry import RetryPolicy
+from hub.client.transport import EventStream, Transport, TransportOptions
 
-__all__ = ["JsonRpcClient", "user_message"]
+__all__ = [
+    "CARD_PATH",
+    "A2AClient",
+    "BreakerConfig",
+    "BreakerSnapshot",
+    "BreakerState",
+    "CardCache",
+    "CardListener",
+    "CircuitBreaker",
+    "EventStream",
+    "JsonRpcTransport",
+    "RestTransport",
+    "ResumePolicy",
+    "RetryPolicy",
+    "Timeouts",
+    "Transport",
+    "TransportOptions",
+    "build_http_client",
+    "card_url",
+    "choose_interface",
+    "translate_http_errors",
+    "user_message",
+]

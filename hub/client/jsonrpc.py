@@ -1,201 +1,323 @@
-"""A small A2A 1.0 JSON-RPC client: discovery from the card, unary calls and SSE streams."""
+"""`JsonRpcTransport`: the JSON-RPC binding, at A2A 1.0 or (through the 0.3 translation) 0.3.
+
+1.0 calls use the PascalCase methods and carry `A2A-Version: 1.0`; 0.3 calls use the
+slash-named methods and `A2A-Version: 0.3`, and every object crosses
+`hub.protocol.v03.translate` so callers only ever see 1.0 objects.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import httpx
-from httpx_sse import aconnect_sse
 from pydantic import ValidationError
 
-from hub.errors import (
-    AgentTimeoutError,
-    AgentUnreachableError,
-    InvalidAgentResponseError,
-    RemoteRpcError,
+from hub.client.http_errors import (
+    check_status,
+    invalid_response,
+    read_json,
+    translate_http_errors,
 )
+from hub.client.transport import EventStream, TransportOptions, open_event_stream
+from hub.errors import InvalidAgentResponseError, RemoteRpcError, UnsupportedOperationError
 from hub.protocol import (
     AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
     ListTasksResponse,
-    Message,
-    Part,
-    Role,
+    SendMessageRequest,
     SendMessageResponse,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
     WireModel,
+    v03,
 )
-from hub.protocol.card import BINDING_JSONRPC
+from hub.protocol.v03 import translate
 
-__all__ = ["JsonRpcClient", "user_message"]
+__all__ = ["JsonRpcTransport"]
 
-M = TypeVar("M", bound=WireModel)
+T = TypeVar("T")
 
-CARD_PATH = "/.well-known/agent-card.json"
+_V1_METHODS = {
+    "send": "SendMessage",
+    "stream": "SendStreamingMessage",
+    "get": "GetTask",
+    "list": "ListTasks",
+    "cancel": "CancelTask",
+    "subscribe": "SubscribeToTask",
+    "push_create": "CreateTaskPushNotificationConfig",
+    "push_get": "GetTaskPushNotificationConfig",
+    "push_list": "ListTaskPushNotificationConfigs",
+    "push_delete": "DeleteTaskPushNotificationConfig",
+    "card": "GetExtendedAgentCard",
+}
+_V03_METHODS = {
+    "send": "message/send",
+    "stream": "message/stream",
+    "get": "tasks/get",
+    "cancel": "tasks/cancel",
+    "subscribe": "tasks/resubscribe",
+    "push_create": "tasks/pushNotificationConfig/set",
+    "push_get": "tasks/pushNotificationConfig/get",
+    "push_list": "tasks/pushNotificationConfig/list",
+    "push_delete": "tasks/pushNotificationConfig/delete",
+    "card": "agent/getAuthenticatedExtendedCard",
+}
 
 
-def user_message(
-    text: str, *, context_id: str | None = None, task_id: str | None = None
-) -> Message:
-    return Message(
-        message_id=uuid.uuid4().hex,
-        role=Role.USER,
-        parts=[Part(text=text)],
-        context_id=context_id,
-        task_id=task_id,
-    )
-
-
-class JsonRpcClient:
-    """Talks A2A 1.0 JSON-RPC to one agent.
+class JsonRpcTransport:
+    """A2A over JSON-RPC 2.0 to one endpoint.
 
     Args:
-        url: the agent's base URL (its card is read from there) or its JSON-RPC endpoint.
-        http: the httpx client to use (its owner closes it).
+        http: the client to send with (its owner closes it).
+        url: the interface URL from the card.
+        options: agent name, headers, timeouts and tenant.
+        version: `"1.0"` or `"0.3"`.
     """
 
-    def __init__(self, url: str, *, http: httpx.AsyncClient) -> None:
-        self._base = url.rstrip("/")
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        *,
+        options: TransportOptions,
+        version: str = "1.0",
+    ) -> None:
+        if version not in ("1.0", "0.3"):
+            raise ValueError(f"JSON-RPC transport speaks 1.0 or 0.3, not {version!r}")
         self._http = http
-        self._endpoint: str | None = None
-        self._ids = 0
+        self._url = url
+        self._options = options
+        self._agent = options.agent_name
+        self._v03 = version == "0.3"
+        self._methods = _V03_METHODS if self._v03 else _V1_METHODS
+        self._headers = {
+            **options.headers,
+            "A2A-Version": version,
+            "Accept": "application/json, text/event-stream",
+        }
+        self._ids = itertools.count(1)
 
-    async def card(self) -> AgentCard:
-        response = await self._request("GET", self._base + CARD_PATH)
-        try:
-            return AgentCard.model_validate_json(response.content)
-        except ValidationError as exc:
-            raise InvalidAgentResponseError(
-                f"{self._base}{CARD_PATH} is not a valid agent card ({exc.error_count()} problems)"
-            ) from None
+    async def send(self, request: SendMessageRequest) -> SendMessageResponse:
+        if self._v03:
+            params = translate.send_request_to_v03(request).to_wire()
+            result = await self._call("send", params)
+            return self._parse(lambda: translate.send_result_to_v1(v03.parse_send_result(result)))
+        result = await self._call("send", self._v1_params(request))
+        return self._parse(lambda: SendMessageResponse.model_validate(result))
 
-    async def endpoint(self) -> str:
-        """The JSON-RPC 1.0 URL from the card, or the base URL when there is no card."""
-        if self._endpoint is None:
-            try:
-                card = await self.card()
-            except RemoteRpcError:
-                self._endpoint = self._base
-            else:
-                self._endpoint = next(
-                    (
-                        i.url
-                        for i in card.supported_interfaces
-                        if i.protocol_binding == BINDING_JSONRPC and i.protocol_version == "1.0"
-                    ),
-                    self._base,
+    def stream(self, request: SendMessageRequest) -> EventStream:
+        if self._v03:
+            return self._stream("stream", translate.send_request_to_v03(request).to_wire())
+        return self._stream("stream", self._v1_params(request))
+
+    async def get_task(self, request: GetTaskRequest) -> Task:
+        if self._v03:
+            params = translate.get_task_request_to_v03(request).to_wire()
+            result = await self._call("get", params)
+            return self._parse(lambda: translate.task_to_v1(v03.Task.model_validate(result)))
+        result = await self._call("get", self._v1_params(request))
+        return self._parse(lambda: Task.model_validate(result))
+
+    async def list_tasks(self, request: ListTasksRequest) -> ListTasksResponse:
+        if self._v03:
+            raise UnsupportedOperationError(
+                f"agent '{self._agent}' speaks A2A 0.3, which has no ListTasks"
+            )
+        result = await self._call("list", self._v1_params(request))
+        return self._parse(lambda: ListTasksResponse.model_validate(result))
+
+    async def cancel(self, request: CancelTaskRequest) -> Task:
+        if self._v03:
+            params = translate.cancel_request_to_v03(request).to_wire()
+            result = await self._call("cancel", params)
+            return self._parse(lambda: translate.task_to_v1(v03.Task.model_validate(result)))
+        result = await self._call("cancel", self._v1_params(request))
+        return self._parse(lambda: Task.model_validate(result))
+
+    def subscribe(self, request: SubscribeToTaskRequest) -> EventStream:
+        if self._v03:
+            return self._stream("subscribe", translate.subscribe_request_to_v03(request).to_wire())
+        return self._stream("subscribe", self._v1_params(request))
+
+    async def create_push_config(
+        self, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        if self._v03:
+            result = await self._call(
+                "push_create", translate.task_push_config_to_v03(config).to_wire()
+            )
+            return self._parse(lambda: self._v03_push_config(result))
+        result = await self._call("push_create", self._v1_params(config))
+        return self._parse(lambda: TaskPushNotificationConfig.model_validate(result))
+
+    async def get_push_config(
+        self, request: GetTaskPushNotificationConfigRequest
+    ) -> TaskPushNotificationConfig:
+        if self._v03:
+            params = translate.get_push_config_request_to_v03(request).to_wire()
+            result = await self._call("push_get", params)
+            return self._parse(lambda: self._v03_push_config(result))
+        result = await self._call("push_get", self._v1_params(request))
+        return self._parse(lambda: TaskPushNotificationConfig.model_validate(result))
+
+    async def list_push_configs(
+        self, request: ListTaskPushNotificationConfigsRequest
+    ) -> ListTaskPushNotificationConfigsResponse:
+        if self._v03:
+            params = translate.list_push_configs_request_to_v03(request).to_wire()
+            result = await self._call("push_list", params)
+            return self._parse(
+                lambda: translate.list_push_configs_result_to_v1(
+                    [v03.TaskPushNotificationConfig.model_validate(item) for item in result]
                 )
-        return self._endpoint
+            )
+        result = await self._call("push_list", self._v1_params(request))
+        return self._parse(lambda: ListTaskPushNotificationConfigsResponse.model_validate(result))
 
-    async def send(
-        self, message: Message, *, metadata: dict[str, Any] | None = None
-    ) -> Task | Message:
-        result = await self.call(
-            "SendMessage", {"message": message.to_wire(), "metadata": metadata}
+    async def delete_push_config(self, request: DeleteTaskPushNotificationConfigRequest) -> None:
+        if self._v03:
+            params = translate.delete_push_config_request_to_v03(request).to_wire()
+            await self._call("push_delete", params)
+            return
+        await self._call("push_delete", self._v1_params(request))
+
+    async def extended_card(self) -> AgentCard:
+        result = await self._call("card", {} if self._v03 else self._tenant_params())
+        if not isinstance(result, dict):
+            raise invalid_response(self._agent, "the extended card is not a JSON object")
+        return self._parse(lambda: translate.card_to_v1(result))
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _v1_params(self, request: WireModel) -> dict[str, Any]:
+        params = request.to_wire()
+        if self._options.tenant and "tenant" in type(request).model_fields:
+            params.setdefault("tenant", self._options.tenant)
+        return params
+
+    def _tenant_params(self) -> dict[str, Any]:
+        return {"tenant": self._options.tenant} if self._options.tenant else {}
+
+    def _v03_push_config(self, result: Any) -> TaskPushNotificationConfig:
+        return translate.task_push_config_to_v1(
+            v03.TaskPushNotificationConfig.model_validate(result)
         )
-        response = _parse(SendMessageResponse, result)
-        return response.task if response.task is not None else response.message  # type: ignore[return-value]
 
-    async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
-        params: dict[str, Any] = {"id": task_id}
-        if history_length is not None:
-            params["historyLength"] = history_length
-        return _parse(Task, await self.call("GetTask", params))
+    def _envelope(self, operation: str, params: dict[str, Any]) -> bytes:
+        method = self._methods.get(operation)
+        if method is None:  # pragma: no cover - every operation without a 0.3 form is guarded
+            raise UnsupportedOperationError(f"agent '{self._agent}' cannot do {operation}")
+        document = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        return json.dumps(document, separators=(",", ":")).encode()
 
-    async def list_tasks(self, **query: Any) -> ListTasksResponse:
-        return _parse(ListTasksResponse, await self.call("ListTasks", query))
-
-    async def cancel(self, task_id: str) -> Task:
-        return _parse(Task, await self.call("CancelTask", {"id": task_id}))
-
-    async def call(self, method: str, params: dict[str, Any]) -> Any:
-        """One unary JSON-RPC call; returns the `result` member."""
-        response = await self._request(
-            "POST", await self.endpoint(), json=self._envelope(method, params)
+    def _request(self, operation: str, params: dict[str, Any]) -> httpx.Request:
+        return self._http.build_request(
+            "POST",
+            self._url,
+            content=self._envelope(operation, params),
+            headers={**self._headers, "Content-Type": "application/json"},
+            timeout=self._options.timeout,
         )
+
+    async def _call(self, operation: str, params: dict[str, Any]) -> Any:
+        request = self._request(operation, params)
+        with translate_http_errors(self._agent):
+            response = await self._http.send(request)
+        return self._result(response, self._methods[operation])
+
+    def _result(self, response: httpx.Response, method: str) -> Any:
+        # A JSON-RPC error may come with any status; only when the body holds none does the
+        # status itself say what failed.
         try:
-            document = response.json()
-        except ValueError:
-            raise InvalidAgentResponseError(f"{method}: the agent's answer is not JSON") from None
-        return _result(document, method)
+            document = read_json(response, self._agent)
+        except InvalidAgentResponseError:
+            check_status(response, self._agent)
+            raise
+        return self._unwrap(document, method, response)
+
+    def _unwrap(self, document: Any, method: str, response: httpx.Response | None) -> Any:
+        if isinstance(document, dict) and isinstance(document.get("error"), dict):
+            raise _remote_error(self._agent, method, document["error"])
+        if response is not None:
+            check_status(response, self._agent)
+        if not isinstance(document, dict) or "result" not in document:
+            raise invalid_response(self._agent, f"{method} answer is not a JSON-RPC response")
+        return document["result"]
+
+    def _reject(self, response: httpx.Response) -> None:
+        document = _json_or_none(response)
+        if document is not None:
+            self._unwrap(document, "stream", response)
+        check_status(response, self._agent)
 
     @asynccontextmanager
-    async def stream(
-        self, message: Message, *, metadata: dict[str, Any] | None = None
+    async def _stream(
+        self, operation: str, params: dict[str, Any]
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        """`async with client.stream(msg) as events:` — events until the agent closes."""
-        envelope = self._envelope(
-            "SendStreamingMessage", {"message": message.to_wire(), "metadata": metadata}
-        )
-        endpoint = await self.endpoint()
+        method = self._methods[operation]
+        request = self._request(operation, params)
+        async with open_event_stream(
+            self._http, request, agent_name=self._agent, reject=self._reject
+        ) as source:
+
+            async def events() -> AsyncIterator[StreamResponse]:
+                async for sse in source:
+                    try:
+                        document = json.loads(sse.data)
+                    except ValueError:
+                        raise invalid_response(self._agent, "a stream event is not JSON") from None
+                    if sse.event == "error" and isinstance(document, dict):
+                        # The SDK sends a failure mid-stream as `event: error` holding the bare
+                        # JSON-RPC error object.
+                        error = document.get("error", document)
+                        raise _remote_error(self._agent, method, error)
+                    result = self._unwrap(document, method, None)
+                    yield self._parse(partial(self._event, result))
+
+            yield events()
+
+    def _event(self, result: Any) -> StreamResponse:
+        if self._v03:
+            return translate.stream_event_to_v1(v03.parse_stream_event(result))
+        return StreamResponse.model_validate(result)
+
+    def _parse(self, build: Callable[[], T]) -> T:
         try:
-            async with aconnect_sse(
-                self._http, "POST", endpoint, json=envelope, headers={"A2A-Version": "1.0"}
-            ) as source:
-                content_type = source.response.headers.get("content-type", "")
-                if not content_type.startswith("text/event-stream"):
-                    await source.response.aread()
-                    _result(source.response.json(), "SendStreamingMessage")
-                    raise InvalidAgentResponseError("the agent did not answer with a stream")
-
-                async def events() -> AsyncIterator[StreamResponse]:
-                    async for sse in source.aiter_sse():
-                        if not sse.data:
-                            continue
-                        yield _parse(
-                            StreamResponse, _result(json.loads(sse.data), "SendStreamingMessage")
-                        )
-
-                yield events()
-        except httpx.TimeoutException:
-            raise AgentTimeoutError(f"{endpoint} did not answer in time") from None
-        except httpx.TransportError as exc:
-            raise AgentUnreachableError(f"cannot reach {endpoint} ({exc})") from None
-
-    def _envelope(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._ids += 1
-        clean = {key: value for key, value in params.items() if value is not None}
-        return {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": clean}
-
-    async def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        try:
-            response = await self._http.request(
-                method, url, headers={"A2A-Version": "1.0"}, **kwargs
-            )
-        except httpx.TimeoutException:
-            raise AgentTimeoutError(f"{url} did not answer in time") from None
-        except httpx.TransportError as exc:
-            raise AgentUnreachableError(f"cannot reach {url} ({exc})") from None
-        if response.status_code >= 400 and method == "GET":
-            raise RemoteRpcError(
-                f"GET {url} answered HTTP {response.status_code}", code=response.status_code
-            )
-        return response
+            return build()
+        except (ValidationError, ValueError, TypeError) as exc:
+            count = exc.error_count() if isinstance(exc, ValidationError) else 1
+            raise invalid_response(
+                self._agent, f"the result does not match the A2A schema ({count} problems)"
+            ) from exc
 
 
-def _result(document: Any, method: str) -> Any:
-    if not isinstance(document, dict):
-        raise InvalidAgentResponseError(f"{method}: the answer is not a JSON-RPC response")
-    if "error" in document:
-        error = document["error"] or {}
-        raise RemoteRpcError(
-            f"{method} failed: {error.get('message', 'no message')} (code {error.get('code')})",
-            code=int(error.get("code", 0)),
-            data=error.get("data"),
-        )
-    if "result" not in document:
-        raise InvalidAgentResponseError(f"{method}: the answer has neither result nor error")
-    return document["result"]
-
-
-def _parse(model: type[M], value: Any) -> M:
+def _json_or_none(response: httpx.Response) -> Any:
     try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        raise InvalidAgentResponseError(
-            f"the agent's {model.__name__} is not valid A2A ({exc.error_count()} problems)"
-        ) from None
+        return json.loads(response.content)
+    except ValueError:
+        return None
+
+
+def _remote_error(agent_name: str, method: str, error: Any) -> RemoteRpcError:
+    if not isinstance(error, dict):
+        return RemoteRpcError(f"agent '{agent_name}': {method} failed", code=0)
+    code = error.get("code")
+    message = error.get("message") or "no message"
+    return RemoteRpcError(
+        f"agent '{agent_name}': {method} failed: {message} (code {code})",
+        code=code if isinstance(code, int) else 0,
+        data=error.get("data"),
+    )

@@ -1,0 +1,259 @@
+"""`CardCache`: partners' agent cards by card URL, fetched once and revalidated cheaply.
+
+- Freshness comes from the partner's `Cache-Control: max-age` (or the default TTL); an expired
+  card is revalidated with `If-None-Match` / `If-Modified-Since`, so an unchanged card costs
+  a 304.
+- However many callers ask for a cold or expired card at once, one GET is in flight per URL;
+  the others wait for its result.
+- When a refresh fails, the last good card is served for a grace window (a warning is
+  logged); a card that fails validation is never cached.
+- Subscribers hear about a card that changed, so whatever was built from it can be rebuilt.
+
+0.3 cards are upgraded to 1.0 on read (`hub.protocol.v03.translate.card_to_v1`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import anyio
+import httpx
+from pydantic import ValidationError
+
+from hub.client.http_errors import check_status, read_json, translate_http_errors
+from hub.client.retry import RetryPolicy
+from hub.errors import CardFetchError, ClientError, InvalidAgentResponseError
+from hub.protocol import AgentCard
+from hub.protocol.v03.translate import card_to_v1
+
+__all__ = ["CARD_PATH", "CardCache", "CardListener", "card_url"]
+
+log = logging.getLogger(__name__)
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+CardListener = Callable[[str, AgentCard], None]
+"""Called with (card URL, new card) when a cached card changes."""
+
+_MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
+_NO_CACHE = re.compile(r"(?:^|,)\s*(no-cache|no-store)\b", re.IGNORECASE)
+
+
+def card_url(url: str) -> str:
+    """The card URL for a partner URL: a URL ending in `.json` is the card itself, any other
+    is a base URL whose card is at `/.well-known/agent-card.json`."""
+    if url.split("?", 1)[0].endswith(".json"):
+        return url
+    return url.rstrip("/") + CARD_PATH
+
+
+@dataclass(slots=True)
+class _Entry:
+    card: AgentCard
+    raw: bytes
+    etag: str | None
+    last_modified: str | None
+    expires_at: float
+    stale_until: float
+
+
+@dataclass(slots=True)
+class _Flight:
+    done: anyio.Event
+    card: AgentCard | None = None
+    error: Exception | None = None
+
+
+class CardCache:
+    """Agent cards by card URL.
+
+    Args:
+        http: the client to fetch with (its owner closes it).
+        default_ttl: seconds a card stays fresh when the partner sends no `max-age`.
+        max_ttl: cap on a partner's `max-age`, so a card cannot pin itself for days.
+        grace: seconds past expiry a card may still be served when refreshing it fails.
+        retry_stale_after: after a failed refresh, seconds before the next attempt (the stale
+            card is served meanwhile, without a request per caller).
+        timeout: timeouts of a card GET.
+        retry: retry policy of a card GET (a GET is safe to repeat).
+        clock: monotonic seconds; injectable for tests.
+    """
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        default_ttl: float = 300.0,
+        max_ttl: float = 86_400.0,
+        grace: float = 3_600.0,
+        retry_stale_after: float = 5.0,
+        timeout: httpx.Timeout | None = None,
+        retry: RetryPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._http = http
+        self._default_ttl = default_ttl
+        self._max_ttl = max_ttl
+        self._grace = grace
+        self._retry_stale_after = retry_stale_after
+        self._timeout = timeout or httpx.Timeout(5.0, read=10.0)
+        self._retry = retry or RetryPolicy()
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}
+        self._flights: dict[str, _Flight] = {}
+        self._listeners: list[CardListener] = []
+
+    async def get(self, url: str, *, headers: Mapping[str, str] | None = None) -> AgentCard:
+        """The card at `url` (a card URL; see `card_url`), from the cache while it is fresh.
+
+        Args:
+            url: the card URL, also the cache key.
+            headers: extra headers for a fetch (a partner's authentication).
+
+        Raises:
+            CardFetchError: no valid card could be read and no card within its grace window
+                is cached.
+        """
+        entry = self._entries.get(url)
+        if entry is not None and self._clock() < entry.expires_at:
+            return entry.card
+        return await self._fetch(url, force=False, headers=headers)
+
+    async def refresh(self, url: str, *, headers: Mapping[str, str] | None = None) -> AgentCard:
+        """Fetch the card now (conditionally when one is cached), whatever its freshness.
+
+        Raises:
+            CardFetchError: as for `get`; a failed manual refresh also serves the stale card.
+        """
+        return await self._fetch(url, force=True, headers=headers)
+
+    def cached(self, url: str) -> AgentCard | None:
+        """The cached card for `url`, fresh or not, without any I/O."""
+        entry = self._entries.get(url)
+        return None if entry is None else entry.card
+
+    def forget(self, url: str) -> None:
+        """Drop the cached card (the next `get` fetches it)."""
+        self._entries.pop(url, None)
+
+    def subscribe(self, listener: CardListener) -> Callable[[], None]:
+        """Call `listener(url, card)` whenever a cached card changes; returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def _fetch(
+        self, url: str, *, force: bool, headers: Mapping[str, str] | None
+    ) -> AgentCard:
+        while True:
+            flight = self._flights.get(url)
+            if flight is None:
+                break
+            # Someone is fetching this URL already: share their answer.
+            await flight.done.wait()
+            if flight.card is not None:
+                return flight.card
+            if flight.error is not None:
+                raise flight.error
+            # The fetching caller was canceled before it finished; take over.
+        if not force:
+            entry = self._entries.get(url)
+            if entry is not None and self._clock() < entry.expires_at:
+                return entry.card
+        flight = _Flight(done=anyio.Event())
+        self._flights[url] = flight
+        try:
+            flight.card = await self._load(url, headers or {})
+            return flight.card
+        except CardFetchError as exc:
+            flight.error = exc
+            raise
+        finally:
+            del self._flights[url]
+            flight.done.set()
+
+    async def _load(self, url: str, extra: Mapping[str, str]) -> AgentCard:
+        entry = self._entries.get(url)
+        try:
+            response = await self._retry.call(lambda: self._get(url, entry, extra), idempotent=True)
+            if response.status_code == 304 and entry is not None:
+                entry.expires_at = self._expiry(response)
+                entry.stale_until = entry.expires_at + self._grace
+                return entry.card
+            check_status(response, url)
+            card, raw = self._validate(url, response)
+        except (ClientError, InvalidAgentResponseError) as exc:
+            now = self._clock()
+            if entry is not None and now < entry.stale_until:
+                log.warning(
+                    "agent card %s could not be refreshed (%s); serving the cached card", url, exc
+                )
+                entry.expires_at = now + self._retry_stale_after
+                return entry.card
+            if isinstance(exc, CardFetchError):
+                raise
+            raise CardFetchError(f"cannot read the agent card at {url}: {exc}") from exc
+        expires_at = self._expiry(response)
+        self._entries[url] = _Entry(
+            card=card,
+            raw=raw,
+            etag=response.headers.get("etag"),
+            last_modified=response.headers.get("last-modified"),
+            expires_at=expires_at,
+            stale_until=expires_at + self._grace,
+        )
+        if entry is not None and entry.raw != raw:
+            self._notify(url, card)
+        return card
+
+    async def _get(
+        self, url: str, entry: _Entry | None, extra: Mapping[str, str]
+    ) -> httpx.Response:
+        headers = {**extra, "Accept": "application/json"}
+        if entry is not None:
+            if entry.etag:
+                headers["If-None-Match"] = entry.etag
+            if entry.last_modified:
+                headers["If-Modified-Since"] = entry.last_modified
+        with translate_http_errors(url):
+            return await self._http.get(url, headers=headers, timeout=self._timeout)
+
+    def _validate(self, url: str, response: httpx.Response) -> tuple[AgentCard, bytes]:
+        document = read_json(response, url)
+        if not isinstance(document, dict):
+            raise CardFetchError(f"the agent card at {url} is not a JSON object")
+        try:
+            card = card_to_v1(document)
+        except ValidationError as exc:
+            raise CardFetchError(
+                f"the agent card at {url} is not a valid A2A card ({exc.error_count()} problems: "
+                f"{_first_problem(exc)})"
+            ) from None
+        # Compared canonically, so key order or whitespace changes are not a "new card".
+        return card, card.to_json()
+
+    def _expiry(self, response: httpx.Response) -> float:
+        cache_control = response.headers.get("cache-control", "")
+        ttl = self._default_ttl
+        if _NO_CACHE.search(cache_control):
+            ttl = 0.0
+        elif match := _MAX_AGE.search(cache_control):
+            ttl = min(float(match.group(1)), self._max_ttl)
+        return self._clock() + ttl
+
+    def _notify(self, url: str, card: AgentCard) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(url, card)
+            except Exception:
+                # One broken listener must not keep the others (or the caller) from the card.
+                log.exception("agent card listener failed for %s", url)
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "card"
+    return f"{where}: {error['msg']}"

@@ -1,0 +1,91 @@
+"""Choosing the interface to call from a card: first supported entry, or an explicit override.
+
+The client speaks JSON-RPC at 1.0 and 0.3 and HTTP+JSON at 1.0. Versions are compared by
+`Major.Minor` with the patch ignored (§3.6); any 1.x is spoken as 1.0, since a server accepts
+a request of its own major version.
+"""
+
+from __future__ import annotations
+
+from hub.errors import NoSupportedInterfaceError
+from hub.protocol import AgentCard, AgentInterface
+from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
+
+__all__ = ["SUPPORTED", "choose_interface", "normalize_binding", "normalize_version"]
+
+SUPPORTED = frozenset(
+    {(BINDING_JSONRPC, "1.0"), (BINDING_JSONRPC, "0.3"), (BINDING_HTTP_JSON, "1.0")}
+)
+"""The (binding, version) pairs this client speaks."""
+
+_BINDING_NAMES = {
+    "jsonrpc": BINDING_JSONRPC,
+    "json-rpc": BINDING_JSONRPC,
+    "http+json": BINDING_HTTP_JSON,
+    "rest": BINDING_HTTP_JSON,
+}
+
+
+def normalize_version(version: str) -> str | None:
+    """`"1.0"` for any 1.x, `"0.3"` for 0.3.x, None for a version this client cannot speak."""
+    pieces = version.strip().split(".")
+    try:
+        major = int(pieces[0])
+        minor = int(pieces[1]) if len(pieces) > 1 else 0
+    except ValueError:
+        return None
+    if major == 1:
+        return "1.0"
+    if (major, minor) == (0, 3):
+        return "0.3"
+    return None
+
+
+def normalize_binding(binding: str) -> str:
+    """The card's spelling of a binding name (`jsonrpc` → `JSONRPC`, `http+json` → `HTTP+JSON`)."""
+    return _BINDING_NAMES.get(binding.strip().lower(), binding.strip().upper())
+
+
+def choose_interface(
+    card: AgentCard,
+    *,
+    protocol_version: str | None = None,
+    binding: str | None = None,
+) -> tuple[AgentInterface, str]:
+    """The first interface of the card that this client speaks, within the override.
+
+    Args:
+        card: the partner's card (0.3 cards already upgraded).
+        protocol_version: only consider this version (`"1.0"`, `"0.3"`); None or `"auto"`
+            for any.
+        binding: only consider this binding (`"jsonrpc"`, `"http+json"`); None or `"auto"`
+            for any.
+
+    Returns:
+        The interface and the version to speak to it (`"1.0"` or `"0.3"`).
+
+    Raises:
+        NoSupportedInterfaceError: nothing on the card matches.
+    """
+    want_version = None if protocol_version in (None, "auto") else protocol_version
+    want_binding = None if binding in (None, "auto") else normalize_binding(binding)
+    if want_version is not None:
+        want_version = normalize_version(want_version) or want_version
+    for interface in card.supported_interfaces:
+        version = normalize_version(interface.protocol_version)
+        kind = normalize_binding(interface.protocol_binding)
+        if version is None or (kind, version) not in SUPPORTED:
+            continue
+        if want_version is not None and version != want_version:
+            continue
+        if want_binding is not None and kind != want_binding:
+            continue
+        return interface, version
+    offered = ", ".join(
+        f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
+    )
+    wanted = f" matching {want_binding or 'any binding'} {want_version or 'any version'}"
+    raise NoSupportedInterfaceError(
+        f"agent '{card.name}' offers no interface this client speaks{wanted} "
+        f"(offered: {offered or 'none'}; supported: JSONRPC 1.0, JSONRPC 0.3, HTTP+JSON 1.0)"
+    )

@@ -1,0 +1,211 @@
+"""Streams that survive a cut: reconnect through SubscribeToTask, drop repeats, fill gaps.
+
+A partner's stream can end before the task reaches a terminal or interrupted state (a reset
+connection, a proxy timing out, a clean close without a final event). The task goes on at
+the partner, so the stream is reopened with SubscribeToTask, with back-off. The first event of
+a subscription is the task snapshot: compared with what the caller has already seen, it
+yields the status change and artifact parts the cut swallowed. Events seen before are
+dropped, so the caller reads one uninterrupted sequence.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from hub.client.transport import EventStream
+from hub.errors import (
+    AgentTimeoutError,
+    AgentUnreachableError,
+    ClientError,
+    ConnectionLostError,
+    RemoteRpcError,
+)
+from hub.protocol import (
+    Artifact,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+from hub.protocol.v03.translate import is_final_v1
+
+__all__ = ["ResumePolicy", "resumable_stream"]
+
+_RESUMABLE = (ConnectionLostError, AgentTimeoutError, AgentUnreachableError)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumePolicy:
+    """How hard to try to resume a cut stream.
+
+    Attributes:
+        attempts: reconnects in a row without a new event before giving up.
+        base_delay: first back-off in seconds, doubled per failed reconnect (with jitter).
+        max_delay: cap on one back-off.
+    """
+
+    attempts: int = 5
+    base_delay: float = 0.1
+    max_delay: float = 5.0
+
+    def delay(self, failures: int) -> float:
+        """Seconds to wait before reconnect number `failures` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What the caller has been given so far."""
+
+    task_id: str | None = None
+    context_id: str | None = None
+    state: TaskState | None = None
+    seen: set[bytes] = field(default_factory=set)
+    parts: dict[str, list[bytes]] = field(default_factory=dict)
+
+    def admit(self, event: StreamResponse) -> bool:
+        """Record `event`; False when the caller has had it already."""
+        key = event.to_json()
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        if event.task is not None:
+            task = event.task
+            self.task_id, self.context_id, self.state = task.id, task.context_id, task.status.state
+            for artifact in task.artifacts or []:
+                self.parts[artifact.artifact_id] = [part.to_json() for part in artifact.parts]
+        elif event.status_update is not None:
+            update = event.status_update
+            self.task_id, self.context_id = update.task_id, update.context_id
+            self.state = update.status.state
+        elif event.artifact_update is not None:
+            chunk = event.artifact_update
+            self.task_id, self.context_id = chunk.task_id, chunk.context_id
+            parts = [part.to_json() for part in chunk.artifact.parts]
+            if chunk.append:
+                self.parts.setdefault(chunk.artifact.artifact_id, []).extend(parts)
+            else:
+                self.parts[chunk.artifact.artifact_id] = parts
+        elif event.message is not None and event.message.task_id:
+            self.task_id = event.message.task_id
+        return True
+
+    def reconcile(self, snapshot: Task) -> list[StreamResponse]:
+        """The events that take the caller from what it saw to `snapshot`."""
+        context_id = snapshot.context_id or self.context_id or ""
+        final = snapshot.status.state.is_terminal
+        missing: list[StreamResponse] = []
+        for artifact in snapshot.artifacts or []:
+            have = self.parts.get(artifact.artifact_id)
+            now = [part.to_json() for part in artifact.parts]
+            if have == now:
+                continue
+            append = have is not None and now[: len(have)] == have
+            parts = artifact.parts[len(have) :] if append and have is not None else artifact.parts
+            chunk = Artifact(
+                artifact_id=artifact.artifact_id,
+                name=artifact.name,
+                description=artifact.description,
+                parts=parts,
+                metadata=artifact.metadata,
+                extensions=artifact.extensions,
+            )
+            missing.append(
+                StreamResponse(
+                    artifact_update=TaskArtifactUpdateEvent(
+                        task_id=snapshot.id,
+                        context_id=context_id,
+                        artifact=chunk,
+                        append=append,
+                        last_chunk=final,
+                    )
+                )
+            )
+        if snapshot.status.state != self.state:
+            missing.append(
+                StreamResponse(
+                    status_update=TaskStatusUpdateEvent(
+                        task_id=snapshot.id, context_id=context_id, status=snapshot.status
+                    )
+                )
+            )
+        return missing
+
+
+async def resumable_stream(
+    first: EventStream,
+    *,
+    subscribe: Callable[[str], EventStream],
+    get_task: Callable[[str], Awaitable[Task]],
+    policy: ResumePolicy,
+    agent_name: str,
+    task_id: str | None = None,
+) -> AsyncGenerator[StreamResponse, None]:
+    """Yield the events of `first`, resuming through `subscribe` until a final event.
+
+    Args:
+        first: the stream to read first (SendStreamingMessage or SubscribeToTask).
+        subscribe: opens SubscribeToTask for a task id.
+        get_task: reads the task, used when the partner refuses to subscribe (the task ended
+            while the stream was down).
+        policy: reconnect attempts and back-off.
+        agent_name: the partner, for error messages.
+        task_id: the task, when known before the first event.
+
+    Raises:
+        ConnectionLostError: the stream was cut before a task was named, or could not be
+            resumed within the policy's attempts.
+    """
+    progress = _Progress(task_id=task_id)
+    stream: EventStream = first
+    resuming = False
+    failures = 0
+    while True:
+        error: ClientError | None = None
+        try:
+            async with stream as events:
+                async for event in events:
+                    if resuming and event.task is not None:
+                        batch = progress.reconcile(event.task)
+                    else:
+                        batch = [event]
+                    resuming = False
+                    for item in batch:
+                        if progress.admit(item):
+                            failures = 0
+                            yield item
+                            if is_final_v1(item):
+                                return
+        except _RESUMABLE as exc:
+            error = exc
+        except RemoteRpcError as exc:
+            if not resuming or progress.task_id is None:
+                raise
+            # SubscribeToTask is refused for a task that already ended: read it instead.
+            error = exc
+            for item in progress.reconcile(await get_task(progress.task_id)):
+                if progress.admit(item):
+                    yield item
+                    if is_final_v1(item):
+                        return
+        if progress.task_id is None:
+            raise error or ConnectionLostError(
+                f"agent '{agent_name}' ended the stream before naming a task, so it cannot be "
+                "resumed"
+            )
+        failures += 1
+        if failures > policy.attempts:
+            raise ConnectionLostError(
+                f"agent '{agent_name}' stream for task {progress.task_id} could not be resumed "
+                f"after {policy.attempts} attempts"
+                + (f" (last error: {error})" if error is not None else "")
+            )
+        await anyio.sleep(policy.delay(failures))
+        stream = subscribe(progress.task_id)
+        resuming = True

@@ -1,0 +1,128 @@
+"""Partner agents for the client tests: the official a2a-sdk 1.3 in three shapes, and the hub.
+
+Every partner answers "hello"-style text with an echo artifact and a completed task, and
+"wait" with a task that works until it is canceled, so each test can run against all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    TaskState,
+)
+from litestar import Litestar
+from starlette.applications import Starlette
+
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.protocol import Part
+from hub.server import create_app
+from hub.skills import Skill, SkillContext, skill
+from hub.skills.echo import echo
+from hub.store import MemoryTaskStore
+
+WAIT = "wait"
+
+
+class EchoOrWaitExecutor(AgentExecutor):
+    """Echoes the text as an artifact; for "wait", works until canceled."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task_id = context.task_id or ""
+        context_id = context.context_id or ""
+        if context.current_task is None:
+            history = [context.message] if context.message is not None else []
+            await event_queue.enqueue_event(
+                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
+            )
+        text = get_message_text(context.message) if context.message is not None else ""
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        if text == WAIT:
+            await updater.start_work()
+            await anyio.sleep_forever()
+        await updater.add_artifact([new_text_part(text)], name="echo", last_chunk=True)
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+        await updater.cancel()
+
+
+def _card(url: str, binding: str, version: str) -> AgentCard:
+    return AgentCard(
+        name=f"sdk-{binding.lower()}-{version}",
+        description="a2a-sdk partner for the client tests",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
+        ],
+        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["echo"])],
+    )
+
+
+def _handler(card: AgentCard) -> DefaultRequestHandler:
+    return DefaultRequestHandler(
+        agent_executor=EchoOrWaitExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+
+
+def sdk_jsonrpc(url: str) -> Starlette:
+    """The SDK speaking A2A 1.0 over JSON-RPC at `/`."""
+    card = _card(url + "/", "JSONRPC", "1.0")
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(_handler(card), "/")]
+    return Starlette(routes=routes)
+
+
+def sdk_rest(url: str) -> Starlette:
+    """The SDK speaking A2A 1.0 over HTTP+JSON only."""
+    card = _card(url, "HTTP+JSON", "1.0")
+    routes = [*create_agent_card_routes(card), *create_rest_routes(_handler(card))]
+    return Starlette(routes=routes)
+
+
+def sdk_v03(url: str) -> Starlette:
+    """The SDK in its 0.3 mode: a card with only a 0.3 JSON-RPC interface."""
+    card = _card(url + "/", "JSONRPC", "0.3")
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(_handler(card), "/", enable_v0_3_compat=True),
+    ]
+    return Starlette(routes=routes)
+
+
+@skill(id="router", description="echoes, or works until canceled when asked to wait")
+async def router(ctx: SkillContext) -> list[Part]:
+    if ctx.message.text() == WAIT:
+        await ctx.progress("waiting")
+        await anyio.sleep_forever()
+    return list(ctx.message.parts)
+
+
+def hub_partner(tmp_path: Path) -> Callable[[str], Litestar]:
+    """The hub itself, its default skill echoing (or waiting on "wait")."""
+    skills: dict[str, Skill] = {s.skill_id: s for s in (echo, router)}
+
+    def build(url: str) -> Litestar:
+        settings = Settings(
+            server=ServerSettings(public_url=url),
+            store=StoreSettings(kind="memory"),
+            default_skill="router",
+        )
+        return create_app(settings, store=MemoryTaskStore(), skills=skills)
+
+    return build

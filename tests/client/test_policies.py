@@ -1,0 +1,152 @@
+"""Retry policy, interface choice and the HTTP error helpers, without a network."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from tenacity import Future, RetryCallState
+
+from hub.client import A2AClient, BreakerConfig, CircuitBreaker, RetryPolicy, choose_interface
+from hub.client.http_errors import retry_after_seconds, translate_http_errors
+from hub.errors import (
+    AgentBusyError,
+    AgentTimeoutError,
+    AgentUnreachableError,
+    CircuitOpenError,
+    ConnectionLostError,
+    NoSupportedInterfaceError,
+)
+from hub.protocol import AgentCard
+from tests.client.scripted import card_document
+
+pytestmark = pytest.mark.anyio
+
+
+def card_with(*interfaces: tuple[str, str]) -> AgentCard:
+    document = card_document("http://x")
+    document["supportedInterfaces"] = [
+        {
+            "url": f"http://x/{binding}/{version}",
+            "protocolBinding": binding,
+            "protocolVersion": version,
+        }
+        for binding, version in interfaces
+    ]
+    return AgentCard.model_validate(document)
+
+
+class Flaky:
+    """Fails with the given errors in turn, then returns "ok"."""
+
+    def __init__(self, *errors: Exception) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    async def __call__(self) -> str:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return "ok"
+
+
+FAST = RetryPolicy(attempts=3, base_delay=0.0, max_delay=0.0, max_retry_after=0.01)
+
+
+async def test_reads_are_retried_on_transient_failures() -> None:
+    operation = Flaky(AgentTimeoutError("slow"), ConnectionLostError("cut"))
+
+    assert await FAST.call(operation, idempotent=True) == "ok"
+    assert operation.calls == 3
+
+
+@pytest.mark.parametrize(
+    "error",
+    [AgentTimeoutError("slow"), ConnectionLostError("cut"), AgentBusyError("busy", code=503)],
+)
+async def test_writes_are_not_resent_once_the_request_may_have_arrived(error: Exception) -> None:
+    operation = Flaky(error)
+
+    with pytest.raises(type(error)):
+        await FAST.call(operation, idempotent=False)
+    assert operation.calls == 1
+
+
+async def test_writes_are_retried_when_no_connection_was_made() -> None:
+    operation = Flaky(AgentUnreachableError("refused"))
+
+    assert await FAST.call(operation, idempotent=False) == "ok"
+    assert operation.calls == 2
+
+
+async def test_a_retry_after_beyond_the_cap_is_raised_not_waited_for() -> None:
+    operation = Flaky(AgentBusyError("busy", code=503, retry_after=3600))
+
+    with pytest.raises(AgentBusyError):
+        await FAST.call(operation, idempotent=True)
+    assert operation.calls == 1
+
+
+def test_the_wait_honours_retry_after_within_the_cap() -> None:
+    policy = RetryPolicy(max_retry_after=5.0)
+    call = RetryCallState(policy.for_reads(), fn=None, args=(), kwargs={})
+    outcome = Future(1)
+    outcome.set_exception(AgentBusyError("busy", code=429, retry_after=2.0))
+    call.outcome = outcome
+    assert policy._wait(call) == 2.0
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("3", 3.0),
+        (" 0 ", 0.0),
+        (None, None),
+        ("soon", None),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+    ],
+)
+def test_retry_after_is_read_as_seconds_or_a_date(value: str | None, seconds: float | None) -> None:
+    assert retry_after_seconds(value) == seconds
+
+
+def test_the_first_supported_interface_is_chosen() -> None:
+    card = card_with(("GRPC", "1.0"), ("JSONRPC", "0.3.0"), ("HTTP+JSON", "1.0"))
+
+    interface, version = choose_interface(card)
+
+    assert (interface.protocol_binding, version) == ("JSONRPC", "0.3")
+
+
+def test_an_override_picks_a_later_interface() -> None:
+    card = card_with(("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3"))
+
+    rest, _ = choose_interface(card, binding="http+json")
+    legacy, version = choose_interface(card, protocol_version="0.3", binding="auto")
+
+    assert rest.url == "http://x/HTTP+JSON/1.0"
+    assert (legacy.url, version) == ("http://x/JSONRPC/0.3", "0.3")
+
+
+def test_a_card_with_nothing_this_client_speaks_is_refused() -> None:
+    card = card_with(("GRPC", "1.0"), ("HTTP+JSON", "0.3"), ("JSONRPC", "2.0"))
+
+    with pytest.raises(NoSupportedInterfaceError, match=r"GRPC 1\.0"):
+        choose_interface(card)
+
+
+async def test_an_open_breaker_refuses_calls_before_any_request() -> None:
+    breaker = CircuitBreaker("x", BreakerConfig(failure_threshold=1, cool_down=60))
+    breaker.record_failure()
+    async with httpx.AsyncClient() as http:
+        client = A2AClient(card_with(("JSONRPC", "1.0")), http=http, breaker=breaker)
+        with pytest.raises(CircuitOpenError):
+            await client.get_task("t1")
+
+
+def test_connect_errors_become_unreachable_and_read_errors_lost() -> None:
+    with pytest.raises(AgentUnreachableError, match="'billing'"), translate_http_errors("billing"):
+        raise httpx.ConnectError("refused")
+    with pytest.raises(ConnectionLostError, match="'billing'"), translate_http_errors("billing"):
+        raise httpx.ReadError("reset")
+    with pytest.raises(AgentTimeoutError, match="'billing'"), translate_http_errors("billing"):
+        raise httpx.ReadTimeout("slow")

@@ -1,0 +1,217 @@
+"""`python -m hub ...` as real subprocesses, against config files and a real hub process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .hubproc import ROOT, hub_process
+
+TIMEOUT = 60.0
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m hub ARGS` from the repository root, with no HUB_* settings inherited."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("HUB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "hub", *args],
+        cwd=ROOT,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def ok(*args: str) -> str:
+    done = cli(*args)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def write_config(folder: Path, body: str) -> Path:
+    path = folder / "hub.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+SKILLS = """
+skills:
+  - builtin: echo
+  - module: tests.e2e.crash_skills:interview
+"""
+
+
+@pytest.fixture(scope="module")
+def hub_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("cli-hub")
+    config = write_config(
+        folder,
+        f"server: {{log_level: warning}}\nstore: {{kind: sqlite, path: {folder / 'hub.db'}}}\n"
+        + SKILLS,
+    )
+    with hub_process(config) as (_, url):
+        yield url
+
+
+# --- without a running hub ---------------------------------------------------------------------
+
+
+def test_skills_lists_the_configured_skills_and_marks_the_default(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "store: {kind: memory}\n" + SKILLS)
+    lines = ok("skills", "--config", str(config)).splitlines()
+    assert lines[0] == "echo  (default)"
+    assert "interview" in lines
+    assert "  asks for a name, then greets" in lines
+
+
+def test_card_prints_the_card_with_its_interfaces_and_skills(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        "server: {public_url: 'http://hub.example:9999/'}\ncard: {name: cli-test}\n" + SKILLS,
+    )
+    card = json.loads(ok("card", "--config", str(config)))
+    assert card["name"] == "cli-test"
+    assert [skill["id"] for skill in card["skills"]] == ["echo", "interview"]
+    interfaces = card["supportedInterfaces"]
+    assert {
+        "protocolBinding": "JSONRPC",
+        "protocolVersion": "1.0",
+        "url": "http://hub.example:9999",
+    } in interfaces
+    assert {interface["url"] for interface in interfaces} == {"http://hub.example:9999"}
+
+
+@pytest.mark.parametrize("command", ["skills", "card", "serve", "tasks"])
+def test_a_config_error_exits_2_naming_file_and_line_without_a_traceback(
+    tmp_path: Path, command: str
+) -> None:
+    config = write_config(tmp_path, "store: {kind: memory}\nserver:\n  prot: 8000\n")
+    args = [command, "--config", str(config)] + (["list"] if command == "tasks" else [])
+    done = cli(*args)
+    assert done.returncode == 2
+    assert f"{config}:3:" in done.stderr
+    assert "'server.prot'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_skill_that_cannot_be_loaded_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "skills:\n  - module: tests.e2e.crash_skills:nothing\n")
+    done = cli("card", "--config", str(config))
+    assert done.returncode == 2
+    assert "tests.e2e.crash_skills:nothing" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_send_to_an_address_where_nothing_listens_exits_1_without_a_traceback() -> None:
+    # A bound socket that does not listen: connections are refused, and no one else gets it.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        done = cli("send", url, "hello")
+    assert done.returncode == 1
+    assert done.stderr.startswith("a2a-hub: ")
+    assert url in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --- against a running hub ---------------------------------------------------------------------
+
+
+def test_serve_on_port_0_advertises_the_port_it_really_bound(hub_url: str) -> None:
+    card = httpx.get(f"{hub_url}/.well-known/agent-card.json", timeout=10).json()
+    assert {interface["url"] for interface in card["supportedInterfaces"]} == {hub_url}
+
+
+def test_send_prints_the_completed_task_and_the_echoed_text(hub_url: str) -> None:
+    lines = ok("send", hub_url, "hello from the cli").splitlines()
+    assert lines[0].startswith("task ")
+    assert lines[0].endswith(": TASK_STATE_COMPLETED")
+    assert lines[1:] == ["  artifact response: hello from the cli"]
+
+
+def test_send_stream_prints_the_events_in_order_ending_with_completed(hub_url: str) -> None:
+    lines = ok("send", "--stream", hub_url, "streamed hello").splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == [
+        "[task]",
+        "[status]",
+        "[artifact]",
+        "[status]",
+    ]
+    assert lines[0].endswith(" TASK_STATE_SUBMITTED")
+    assert lines[1] == "[status] TASK_STATE_WORKING"
+    assert lines[2] == "[artifact] response: streamed hello"
+    assert lines[3] == "[status] TASK_STATE_COMPLETED"
+
+
+def test_send_stream_json_prints_one_stream_response_per_line(hub_url: str) -> None:
+    events = [
+        json.loads(line) for line in ok("send", "--stream", "--json", hub_url, "hi").splitlines()
+    ]
+    assert [next(iter(event)) for event in events] == [
+        "task",
+        "statusUpdate",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_send_json_prints_the_task_as_json(hub_url: str) -> None:
+    task = json.loads(ok("send", "--json", hub_url, "as json"))
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [artifact["parts"] for artifact in task["artifacts"]] == [[{"text": "as json"}]]
+    assert task["history"][0]["parts"] == [{"text": "as json"}]
+
+
+def test_tasks_list_shows_the_tasks_sent(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "list me"))
+    lines = ok("tasks", "list", "--url", hub_url).splitlines()
+    listed = {line.split()[0]: line.split()[1] for line in lines[:-1]}
+    assert listed[sent["id"]] == "TASK_STATE_COMPLETED"
+    assert lines[-1] == f"({len(lines) - 1} of {len(lines) - 1})"
+
+
+def test_tasks_list_json_filters_by_context(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "in a context"))
+    page = json.loads(
+        ok("tasks", "list", "--url", hub_url, "--context-id", sent["contextId"], "--json")
+    )
+    assert [task["id"] for task in page["tasks"]] == [sent["id"]]
+
+
+def test_tasks_get_shows_one_task(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "get me"))
+    lines = ok("tasks", "get", sent["id"], "--url", hub_url).splitlines()
+    assert lines == [
+        f"task {sent['id']} (context {sent['contextId']}): TASK_STATE_COMPLETED",
+        "  artifact response: get me",
+    ]
+
+
+def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
+    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi"))
+    assert parked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+    lines = ok("tasks", "cancel", parked["id"], "--url", hub_url).splitlines()
+    assert lines[0] == f"task {parked['id']} (context {parked['contextId']}): TASK_STATE_CANCELED"
+
+    again = json.loads(ok("tasks", "get", parked["id"], "--url", hub_url, "--json"))
+    assert again["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_tasks_get_of_an_unknown_task_exits_1_without_a_traceback(hub_url: str) -> None:
+    done = cli("tasks", "get", "no-such-task", "--url", hub_url)
+    assert done.returncode == 1
+    assert done.stderr.startswith("a2a-hub: ")
+    assert "Traceback" not in done.stderr
