@@ -11,6 +11,7 @@ import json
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, StrictInt, StrictStr, TypeAdapter, ValidationError, create_model
+from pydantic_core import from_json
 
 from hub.errors import (
     InvalidParamsError,
@@ -106,12 +107,14 @@ class RawCall(WireModel):
     params: Any = None
 
 
-def classify_failure(body: bytes) -> tuple[JsonRpcId, RawCall | ProtocolError]:
+def classify_failure(body: bytes) -> tuple[JsonRpcId, V1Call | RawCall | ProtocolError]:
     """Why a body is not a well-formed 1.0 call: a parse, envelope, method or params error,
-    or a valid envelope (returned as RawCall) whose method is not a 1.0 method."""
+    or a valid envelope (returned as RawCall) whose method is not a 1.0 method. A 1.0 call
+    that only lacks `params` (which JSON-RPC lets a request omit) is returned as a V1Call."""
     try:
-        document = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # The parser of the one-pass parse, so both agree on what JSON is (UTF-8, no BOM).
+        document = from_json(body)
+    except ValueError as exc:
         return None, ParseError(f"request body is not valid JSON ({exc})")
     if isinstance(document, list):
         return None, InvalidRequestError(
@@ -135,11 +138,13 @@ def classify_failure(body: bytes) -> tuple[JsonRpcId, RawCall | ProtocolError]:
     if model is None:
         return request_id, raw
     try:
-        model.model_validate(document.get("params") or {})
+        params = model.model_validate(document.get("params") or {})
     except ValidationError as exc:
         return request_id, invalid_params(exc, method)
-    # The union failed on something the method alone accepts (should not happen): be safe.
-    return request_id, raw
+    # The one-pass parse requires `params`; a call without them is valid all the same.
+    return request_id, V1Call.model_construct(
+        jsonrpc="2.0", id=request_id, method=method, params=params
+    )
 
 
 def _is_valid_id(value: object) -> bool:

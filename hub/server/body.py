@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request
 from litestar.types import Receive
 
-from hub.errors import ContentTypeError, PayloadTooLargeError
+from hub.errors import ContentTypeError, InvalidRequestError, PayloadTooLargeError
 
 __all__ = ["read_asgi_json_body", "read_json_body"]
 
@@ -22,7 +22,14 @@ def _check(content_type: str, declared_length: str | None, limit: int) -> None:
             f"Content-Type {shown} is not accepted; send the body as JSON with "
             "'Content-Type: application/json'"
         )
-    declared = int(declared_length) if declared_length and declared_length.isdigit() else 0
+    if declared_length is None:
+        return
+    # isdigit() alone admits "²", which int() refuses: only ASCII digits make a length.
+    if not (declared_length.isascii() and declared_length.isdigit()):
+        raise InvalidRequestError(
+            f"Content-Length {declared_length[:20]!r} is not a number of bytes"
+        )
+    declared = int(declared_length)
     if declared > limit:
         raise _too_large(declared, limit)
 

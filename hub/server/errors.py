@@ -5,9 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from litestar.exceptions import HTTPException
 from pydantic import ValidationError
 
-from hub.errors import A2A_DOMAIN, InternalError, InvalidParamsError, ParseError, ProtocolError
+from hub.errors import (
+    A2A_DOMAIN,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    ParseError,
+    ProtocolError,
+)
 from hub.protocol.jsonrpc import violations_of
 
 __all__ = ["as_protocol_error", "jsonrpc_error", "rest_error_body"]
@@ -22,6 +30,9 @@ def as_protocol_error(exc: BaseException, *, where: str) -> ProtocolError:
     reported without internals."""
     if isinstance(exc, ProtocolError):
         return exc
+    if isinstance(exc, HTTPException) and exc.status_code < 500:
+        # A client error the framework raised while reading the request (a bad header, say).
+        return InvalidRequestError(str(exc.detail) or "the request could not be read")
     if isinstance(exc, ValidationError):
         if any(problem["type"] == "json_invalid" for problem in exc.errors()):
             return ParseError("request body is not valid JSON")

@@ -13,6 +13,7 @@ from hub.protocol.jsonrpc import (
     V1_METHODS,
     JsonRpcId,
     RawCall,
+    V1Call,
     classify_failure,
     error_response,
     parse_v1_call,
@@ -103,9 +104,12 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
             request_id, outcome = classify_failure(body)
             if isinstance(outcome, ProtocolError):
                 raise outcome
-            method, params = outcome.method, outcome
-            if method not in V03_METHODS:
-                raise _unknown_method(method)
+            if isinstance(outcome, V1Call):
+                method, params = outcome.method, outcome.params
+            elif outcome.method in V03_METHODS:
+                method, params = outcome.method, outcome
+            else:
+                raise _unknown_method(outcome.method)
         v03 = method in V03_METHODS
         check_version(
             "0.3" if v03 else "1.0",
