@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -356,6 +356,7 @@ def load_yaml_model(
     env: Mapping[str, str],
     overrides: Mapping[str, Any] = {},
     origins: Mapping[str, str] = {},
+    check_raw: Callable[[dict[str, Any], yaml.Node | None], None] | None = None,
 ) -> M:
     """Read a YAML file into a strict model, with `${ENV}` expansion and line-accurate errors.
 
@@ -365,6 +366,9 @@ def load_yaml_model(
         env: where `${NAME}` references are looked up.
         overrides: dotted keys (`server.port`) set after the file is read.
         origins: where each override came from, for error messages (`HUB_PORT`, `--port`).
+        check_raw: called with the document as written (before `${NAME}` expansion) and its
+            YAML node tree, for rules about the text itself (such as secrets written only as
+            references); it raises ConfigError.
 
     Raises:
         ConfigError: the file is missing, is not YAML, or does not match the model.
@@ -384,6 +388,8 @@ def load_yaml_model(
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys to values")
+    if check_raw is not None:
+        check_raw(data, root)
     data = _expand_env(data, env, str(path))
     for dotted, value in overrides.items():
         _set_dotted(data, dotted, value)

@@ -32,6 +32,7 @@ HubError
     ├── CardFetchError                     no valid agent card could be read from its URL
     ├── CircuitOpenError                   the agent failed repeatedly; calls are held back
     ├── NoSupportedInterfaceError          the card offers no interface this client speaks
+    ├── UnknownAgentError                  the name is not a partner in agents.yaml
     └── RemoteRpcError                     the agent answered with an error (its code and data)
         └── AgentBusyError                         HTTP 429 or 503, with its Retry-After
 ```
@@ -83,6 +84,7 @@ __all__ = [
     "StoreError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "UnknownAgentError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
 ]
@@ -317,3 +319,14 @@ class CircuitOpenError(ClientError):
 
 class NoSupportedInterfaceError(ClientError):
     """The agent's card lists no interface (version and binding) that this client speaks."""
+
+
+class UnknownAgentError(ClientError, KeyError):
+    """The name is not a partner in agents.yaml (or the partner is disabled).
+
+    A `KeyError` too, so a registry lookup reads like a mapping's.
+    """
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; the message is already a sentence.
+        return str(self.args[0]) if self.args else ""

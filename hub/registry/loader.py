@@ -1,0 +1,122 @@
+"""`load_registry()`: `agents.yaml` into a `Registry`, every mistake named by file, line and key.
+
+Besides the models' own rules, two are checked on the file as written, before `${NAME}`
+references are expanded: secrets must be references (a literal token in a file tends to end
+up in version control), and agent names must be unique (the message gives both lines).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from hub.config import describe_validation_error, load_yaml_model
+from hub.errors import ConfigError
+from hub.registry.models import AgentsFile
+from hub.registry.registry import Registry
+
+__all__ = ["load_registry"]
+
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NON_ENV_CHARS = re.compile(r"[^A-Z0-9]+")
+
+_Loc = tuple[int | str, ...]
+
+
+def load_registry(
+    path: str | Path, *, env: Mapping[str, str] | None = None, missing_ok: bool = False
+) -> Registry:
+    """Read and validate an `agents.yaml` file.
+
+    Args:
+        path: the file.
+        env: where `${NAME}` references are looked up (default: the process environment).
+        missing_ok: a missing file gives an empty registry instead of an error.
+
+    Raises:
+        ConfigError: the file cannot be read, is not YAML, or breaks a rule; the message has
+            one `FILE:LINE: key: what is wrong` line per problem, and never a secret.
+    """
+    path = Path(path)
+    env = os.environ if env is None else env
+    if missing_ok and not path.exists():
+        return Registry(source=path)
+    check = partial(_check_as_written, source=str(path), env=env)
+    try:
+        document = load_yaml_model(path, AgentsFile, env=env, check_raw=check)
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text") from None
+    return Registry(document.agents, source=path)
+
+
+def _check_as_written(
+    data: dict[str, Any], root: yaml.Node | None, *, source: str, env: Mapping[str, str]
+) -> None:
+    problems: list[InitErrorDetails] = []
+
+    def report(loc: _Loc, kind: str, message: str) -> None:
+        problems.append({"type": PydanticCustomError(kind, message), "loc": loc, "input": None})
+
+    if "version" not in data:
+        report(("version",), "missing", "missing; start the file with 'version: 1'")
+    agents = data.get("agents")
+    entries = list(enumerate(agents)) if isinstance(agents, list) else []
+    where: dict[str, list[int]] = {}
+    for index, entry in entries:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            where.setdefault(entry["name"], []).append(index)
+    for name, indexes in where.items():
+        for index in indexes if len(indexes) > 1 else ():
+            others = " and ".join(f"agents.{other}" for other in indexes if other != index)
+            report(
+                ("agents", index, "name"),
+                "agent_name_twice",
+                f"the agent name '{name}' is also used by {others}; names must be unique",
+            )
+    for index, entry in entries:
+        auth = entry.get("auth") if isinstance(entry, dict) else None
+        if not isinstance(auth, dict):
+            continue
+        for key, value, suggestion in _secrets(auth, entry.get("name")):
+            loc: _Loc = ("agents", index, "auth", *key)
+            match = _REFERENCE.fullmatch(value) if isinstance(value, str) else None
+            if match is None:
+                report(
+                    loc,
+                    "secret_literal",
+                    f'write the secret as an environment reference such as "${{{suggestion}}}", '
+                    "not literally",
+                )
+            elif match.group(1) not in env:
+                report(loc, "env_missing", f"environment variable {match.group(1)} is not set")
+    if problems:
+        error = ValidationError.from_exception_data(AgentsFile.__name__, problems)
+        message = describe_validation_error(error, source=source, model=AgentsFile, root=root)
+        raise ConfigError(message)
+
+
+def _secrets(auth: dict[Any, Any], agent: object) -> Iterator[tuple[_Loc, object, str]]:
+    """Each secret of an `auth` mapping: where it is, its value as written, and an
+    environment variable name to suggest for it."""
+    prefix = _env_name(agent) if isinstance(agent, str) else "AGENT"
+    for key, suffix in (("bearer", "TOKEN"), ("api_key", "API_KEY")):
+        if auth.get(key) is not None:
+            yield (key,), auth[key], f"{prefix}_{suffix}"
+    headers = auth.get("headers")
+    if isinstance(headers, dict):
+        for name, value in headers.items():
+            if value is not None:
+                yield ("headers", str(name)), value, f"{prefix}_{_env_name(str(name))}"
+
+
+def _env_name(text: str) -> str:
+    return _NON_ENV_CHARS.sub("_", text.upper()).strip("_") or "AGENT"
