@@ -2,7 +2,9 @@
 
 It does no A2A work at all, so a run against it shows the ceiling of the harness and what the
 load generator itself costs per request. The reply is chosen from the method in the request:
-a `SendMessage` result as JSON, or a three-event SSE stream for `SendStreamingMessage`.
+a `SendMessage` result as JSON, or a three-event SSE stream for `SendStreamingMessage`; a GET
+answers with a card naming the server, so it also serves as the fastest possible partner
+(`bench.delegation`).
 
     python -m bench.canned_server --port 8002 [--delay 0.008]
 """
@@ -27,7 +29,6 @@ _TASK: dict[str, object] = {
     "status": {"state": "TASK_STATE_COMPLETED"},
     "artifacts": [_ARTIFACT],
 }
-_CARD = json.dumps({"name": "canned", "version": "1.0.0", "supportedInterfaces": []}).encode()
 _SEND = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"task": _TASK}}).encode()
 _EVENTS = [
     {"task": {**_TASK, "status": {"state": "TASK_STATE_SUBMITTED"}, "artifacts": []}},
@@ -58,16 +59,39 @@ def _stream_response() -> bytes:
     )
 
 
+def _card(host: str, port: int) -> bytes:
+    """A card naming this server's JSON-RPC 1.0 endpoint, so a hub can call it as a partner.
+    It does not offer streaming: a partner's tool then sends one SendMessage per call."""
+    return json.dumps(
+        {
+            "name": "canned",
+            "description": "answers every message with the same completed task",
+            "version": "1.0.0",
+            "supportedInterfaces": [
+                {
+                    "url": f"http://{host}:{port}/",
+                    "protocolBinding": "JSONRPC",
+                    "protocolVersion": "1.0",
+                }
+            ],
+            "capabilities": {"streaming": False},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "canned", "name": "canned", "description": "canned", "tags": []}],
+        }
+    ).encode()
+
+
 _REPLIES = {
     "send": _response(b"application/json", _SEND),
     "stream": _stream_response(),
-    "card": _response(b"application/json", _CARD),
 }
 
 
 class _CannedProtocol(asyncio.Protocol):
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, card: bytes) -> None:
         self._delay = delay
+        self._card = card
         self._parser = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
         self._body: list[bytes] = []
@@ -90,7 +114,7 @@ class _CannedProtocol(asyncio.Protocol):
         body = b"".join(self._body)
         self._body = []
         if self._parser.get_method() == b"GET":
-            reply = _REPLIES["card"]
+            reply = self._card
         elif b"SendStreamingMessage" in body:
             reply = _REPLIES["stream"]
         else:
@@ -104,7 +128,8 @@ class _CannedProtocol(asyncio.Protocol):
 
 async def _serve(host: str, port: int, delay: float) -> None:
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: _CannedProtocol(delay), host, port)
+    card = _response(b"application/json", _card(host, port))
+    server = await loop.create_server(lambda: _CannedProtocol(delay, card), host, port)
     async with server:
         await server.serve_forever()
 

@@ -16,6 +16,10 @@ PACKAGES = [
     "hub.skills",
     "hub.server",
     "hub.client",
+    "hub.registry",
+    "hub.tools",
+    "hub.runtime",
+    "hub.protocol.trace",
     "hub.config",
     "hub.testing",
 ]

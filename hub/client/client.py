@@ -54,6 +54,7 @@ from hub.protocol import (
     TaskPushNotificationConfig,
 )
 from hub.protocol.card import BINDING_HTTP_JSON
+from hub.protocol.trace import current_scope
 
 __all__ = ["A2AClient", "Timeouts", "user_message"]
 
@@ -77,7 +78,8 @@ class Timeouts:
         read: seconds to wait for the next bytes of an answer (also between stream events);
             None to wait as long as the partner takes.
         deadline: seconds one unary call may take in all, retries and back-off included;
-            None for no limit beyond connect and read.
+            None for no limit beyond connect and read. A call made for a caller with a
+            deadline of its own (`hub.protocol.trace`) also ends when that one passes.
     """
 
     connect: float = 5.0
@@ -296,16 +298,19 @@ class A2AClient:
         return result
 
     async def _within_deadline(self, operation: Callable[[], Awaitable[T]]) -> T:
-        deadline = self.timeouts.deadline
+        own = self.timeouts.deadline
+        scope = current_scope()
+        deadline = scope.within(own) if scope is not None else own
         if deadline is None:
             return await operation()
         try:
             with anyio.fail_after(deadline):
                 return await operation()
         except TimeoutError:
+            whose = "its" if deadline == own else "the caller's"
             raise AgentTimeoutError(
-                f"agent '{self.agent_name}' did not finish the call within its {deadline:g} s "
-                "deadline"
+                f"agent '{self.agent_name}' did not finish the call within {whose} deadline "
+                f"({deadline:.3g} s)"
             ) from None
 
     def _record(self, exc: BaseException) -> None:

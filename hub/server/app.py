@@ -14,14 +14,17 @@ from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
 from hub.errors import ConfigError, InternalError, InvalidRequestError, MethodNotFoundError
+from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
+from hub.skills.tools import with_tools
 from hub.store import TaskStore
 from hub.tasks import TaskManager
+from hub.tools import Partners
 
 __all__ = ["create_app"]
 
@@ -70,9 +73,21 @@ def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
 
 
 def create_app(
-    settings: Settings, *, store: TaskStore, skills: Mapping[str, LocalSkill]
+    settings: Settings,
+    *,
+    store: TaskStore,
+    skills: Mapping[str, LocalSkill],
+    partners: Partners | None = None,
 ) -> Litestar:
     """The hub's ASGI app. The store is opened and closed by the app's lifespan.
+
+    Args:
+        settings: the hub's settings.
+        store: where tasks are kept.
+        skills: the local skills by id.
+        partners: the partner agents skills may call (`ctx.agents`); while the app runs, the
+            registry's file is followed for edits, and the partners' HTTP client is closed
+            when it stops. None for no partners.
 
     Raises:
         ConfigError: the default skill is missing, or the card promises what is not served.
@@ -85,9 +100,11 @@ def create_app(
         )
     card = build_card(settings, [skill.card for skill in skills.values()])
     check_card(card, ServedFeatures())
+    partners = partners if partners is not None else Partners(Registry())
+    served, _ = with_tools(skills, partners, lambda: manager)
     manager = TaskManager(
         store=store,
-        executors=skills,
+        executors=served,
         default_skill=settings.default_skill,
         limits=settings.limits,
     )
@@ -100,7 +117,7 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await store.open()
         try:
-            async with manager:
+            async with partners, partners.watching(), manager:
                 yield
         finally:
             await store.close()

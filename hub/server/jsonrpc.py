@@ -19,6 +19,7 @@ from hub.protocol.jsonrpc import (
     parse_v1_call,
     result_response,
 )
+from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_asgi_json_body
 from hub.server.errors import as_protocol_error, jsonrpc_error
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
@@ -117,12 +118,13 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
             accept_missing=state.settings.server.accept_missing_version,
         )
         caller = ""
-        if v03:
-            assert isinstance(params, RawCall)
-            result, render = await dispatch_v03(state.service, params, caller)
-        else:
-            result = await _v1(state.service, method, params, caller)
-            render = None
+        with use_scope(CallScope.from_headers(headers)):
+            if v03:
+                assert isinstance(params, RawCall)
+                result, render = await dispatch_v03(state.service, params, caller)
+            else:
+                result = await _v1(state.service, method, params, caller)
+                render = None
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
         error = as_protocol_error(exc, where="JSON-RPC")
         await _send_json(send, error_response(request_id, jsonrpc_error(error, v03=v03)))

@@ -17,6 +17,7 @@ from hub.protocol import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
 from hub.server.errors import as_protocol_error, rest_error_body
 from hub.server.service import A2AService
@@ -46,7 +47,8 @@ async def _serve(request: AnyRequest, work: Work) -> Response[Any]:
             requested_version(request.headers, request.query_params),
             accept_missing=hub.settings.server.accept_missing_version,
         )
-        result = await work(hub.service, "")
+        with use_scope(CallScope.from_headers(request.headers)):
+            result = await work(hub.service, "")
     except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
         return rest_error_response(as_protocol_error(exc, where="REST"))
     if isinstance(result, bytes):

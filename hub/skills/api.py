@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, TypeAlias
 
 from hub.errors import SkillError
@@ -21,6 +21,7 @@ from hub.protocol import (
 )
 from hub.skills.context import SkillContext, as_parts
 from hub.tasks import TaskExecutor, TaskRun
+from hub.tools import Toolbox
 
 __all__ = ["LocalSkill", "Skill", "SkillResult", "skill"]
 
@@ -60,6 +61,12 @@ class Skill:
     card: AgentSkill
     function: SkillFunction = field(repr=False)
     mode: Literal["task", "message"] = "task"
+    tools: Toolbox | None = field(default=None, repr=False, compare=False)
+
+    def with_tools(self, tools: Toolbox) -> Skill:
+        """This skill, reaching partners and other skills through `tools` (`ctx.tools`,
+        `ctx.agents`)."""
+        return replace(self, tools=tools)
 
     @property
     def skill_id(self) -> str:
@@ -73,7 +80,11 @@ class Skill:
         if run.state is TaskState.SUBMITTED:
             await run.status(TaskState.WORKING)
         ctx = SkillContext(
-            skill_id=self.skill_id, message=run.message, metadata=run.metadata, run=run
+            skill_id=self.skill_id,
+            message=run.message,
+            metadata=run.metadata,
+            run=run,
+            tools=self.tools,
         )
         if inspect.isasyncgenfunction(self.function):
             await _stream_chunks(ctx, self.function(ctx))
@@ -86,7 +97,11 @@ class Skill:
     async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
         message = request.message.model_copy(update={"context_id": context_id})
         ctx = SkillContext(
-            skill_id=self.skill_id, message=message, metadata=request.metadata, run=None
+            skill_id=self.skill_id,
+            message=message,
+            metadata=request.metadata,
+            run=None,
+            tools=self.tools,
         )
         if inspect.isasyncgenfunction(self.function):
             raise SkillError(f"skill '{self.skill_id}' replies with a message; it cannot yield")

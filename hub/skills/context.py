@@ -8,6 +8,7 @@ from typing import Any
 from hub.errors import SkillError
 from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
 from hub.tasks import TaskRun
+from hub.tools import Partners, Toolbox
 
 __all__ = ["SkillContext", "as_parts"]
 
@@ -35,11 +36,30 @@ class SkillContext:
         message: Message,
         metadata: JsonObject | None,
         run: TaskRun | None,
+        tools: Toolbox | None = None,
     ) -> None:
         self.skill_id = skill_id
         self.message = message
         self.metadata: JsonObject = metadata or {}
         self._run = run
+        self._tools = tools
+
+    @property
+    def tools(self) -> Toolbox:
+        """Every tool of the hub by name: partners (`a2a_<agent>`) and local skills
+        (`skill_<id>`). Calls carry this task's trace and deadline."""
+        if self._tools is None:
+            raise SkillError(
+                f"skill '{self.skill_id}' has no tools: it runs outside a hub "
+                "(serve it with a2a-hub, or give it a Toolbox with Skill.with_tools)"
+            )
+        return self._tools
+
+    @property
+    def agents(self) -> Partners:
+        """The partner agents of agents.yaml by name: `await ctx.agents["research"].call(
+        message="...")` returns a `ToolResult`. Calls carry this task's trace and deadline."""
+        return self.tools.partners
 
     @property
     def task_id(self) -> str | None:

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping
 import anyio
 from anyio.abc import TaskGroup
 
-from hub.errors import InvalidTransitionError, SkillError
+from hub.errors import ClientError, InvalidTransitionError, SkillError
 from hub.protocol import Artifact, JsonObject, Message, TaskState, agent_message
+from hub.protocol.trace import CallScope, current_scope, use_scope
 from hub.tasks.live import LiveTask
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.stream import Update
@@ -46,14 +47,20 @@ class Execution:
         self._workers = WorkerPool(group) if group is not None else None
 
     def start(self, live: LiveTask, metadata: JsonObject | None) -> None:
-        """Run the task's skill on a worker; it is canceled through `live.scope`."""
+        """Run the task's skill on a worker; it is canceled through `live.scope`.
+
+        The skill runs in the call scope (trace and deadline) of the request that started it.
+        """
         if self._workers is None:
             raise RuntimeError("TaskManager used outside 'async with'")
-        self._workers.submit(lambda: self._execute(live, metadata))
+        call_scope = current_scope()
+        self._workers.submit(lambda: self._execute(live, metadata, call_scope))
 
-    async def _execute(self, live: LiveTask, metadata: JsonObject | None) -> None:
+    async def _execute(
+        self, live: LiveTask, metadata: JsonObject | None, call_scope: CallScope | None
+    ) -> None:
         executor = self.executors[live.skill]
-        with anyio.CancelScope() as scope:
+        with anyio.CancelScope() as scope, use_scope(call_scope):
             live.scope = scope
             try:
                 # The executor moves the task to WORKING when it really starts (one that
@@ -61,7 +68,8 @@ class Execution:
                 await executor.run(TaskRun(self, live, metadata))
                 if not (live.state.is_terminal or live.state.is_interrupted):
                     await self.change_status(live, TaskState.COMPLETED)
-            except SkillError as exc:
+            except (SkillError, ClientError) as exc:
+                # A partner the skill called failed: its message names the partner and why.
                 self.fail(live, str(exc))
             except InvalidTransitionError as exc:
                 log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)

@@ -1,0 +1,207 @@
+"""The cost of one delegation hop: caller → hub skill → partner, against caller → partner.
+
+The partner is `bench.canned_server` (it answers from memory, so nearly all that is measured is
+the hub); the hub runs `bench.delegation_skill:relay`, which calls the partner through
+`ctx.agents["partner"]` for every message. Both are driven by the same load generator at each
+concurrency, in the same run, interleaved round by round:
+
+- `direct`: SendMessage to the partner;
+- `via hub`: SendMessage to the hub, whose skill sends one SendMessage to the partner.
+
+The partner holds each answer `--partner-delay` seconds (default 50 ms, a fast real agent):
+then the hub is not the bottleneck and the p50 difference is what the hop adds. With
+`--partner-delay 0` the hub itself is what limits the rate, and the run shows its ceiling.
+
+Reported per concurrency, as medians over rounds: p50 and p99 latency of both paths, the p50
+the hop adds, requests/s, and the hub's CPU per delegated call (utime + stime of the hub
+process over the run, divided by the calls that succeeded). The hub is pinned to core 0; the
+partner and the load generator share core 1.
+
+    python -m bench.delegation [--concurrency 1,16] [--duration 8] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.load import LoadResult, format_result, run_load_sync
+from bench.target import (
+    REPO,
+    RunningServer,
+    ServerStartError,
+    Target,
+    exit_on_sigterm,
+    pin_self,
+    start_server,
+)
+
+__all__ = ["main"]
+
+RESULTS = REPO / "bench" / "results"
+_AGENTS = Path("var/bench-agents.yaml")
+_STORE = Path("var/bench-delegation.db")
+_SETTLE = 0.25
+
+
+def _partner_command(delay: float) -> Callable[[int], list[str]]:
+    def command(port: int) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "bench.canned_server",
+            "--port",
+            str(port),
+            "--delay",
+            str(delay),
+        ]
+
+    return command
+
+
+def _hub_command(port: int) -> list[str]:
+    script = Path(sys.executable).with_name("a2a-hub")
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
+    return [
+        *launcher,
+        "serve",
+        "--config",
+        "bench/delegation.yaml",
+        "--agents",
+        str(_AGENTS),
+        "--port",
+        str(port),
+        "--store",
+        str(_STORE),
+        "--log-level",
+        "warning",
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    path: str
+    concurrency: int
+    round: int
+    load: LoadResult
+    hub_cpu_ms: float | None
+
+
+def _write_agents(partner_port: int) -> None:
+    (REPO / _AGENTS).parent.mkdir(parents=True, exist_ok=True)
+    (REPO / _AGENTS).write_text(
+        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
+        encoding="utf-8",
+    )
+
+
+def _load(server: RunningServer, concurrency: int, duration: float) -> LoadResult:
+    return run_load_sync(
+        port=server.port, scenario="send", concurrency=concurrency, duration=duration
+    )
+
+
+def _round(
+    partner: RunningServer, hub: RunningServer, args: argparse.Namespace, round_no: int
+) -> list[_Run]:
+    runs = []
+    for concurrency in args.concurrency:
+        direct = _load(partner, concurrency, args.duration)
+        print(f"  direct   {format_result(direct)}", flush=True)
+        runs.append(_Run("direct", concurrency, round_no, direct, None))
+        before = hub.cpu_seconds()
+        via = _load(hub, concurrency, args.duration)
+        time.sleep(_SETTLE)
+        cpu_ms = (hub.cpu_seconds() - before) / via.completed * 1e3 if via.completed else 0.0
+        print(f"  via hub  {format_result(via)}  hub CPU {cpu_ms:.3f} ms/call", flush=True)
+        runs.append(_Run("via hub", concurrency, round_no, via, cpu_ms))
+    return runs
+
+
+def _median(runs: list[_Run], path: str, concurrency: int, figure: str) -> float:
+    values = [
+        getattr(run.load, figure) if figure != "hub_cpu_ms" else run.hub_cpu_ms
+        for run in runs
+        if run.path == path and run.concurrency == concurrency
+    ]
+    return statistics.median(v for v in values if v is not None)
+
+
+def _report(runs: list[_Run], args: argparse.Namespace) -> str:
+    lines = [
+        "| c | direct p50 ms | via hub p50 ms | added p50 ms | direct p99 ms | via hub p99 ms "
+        "| direct req/s | via hub req/s | hub CPU ms/call | errors |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in args.concurrency:
+        direct_p50 = _median(runs, "direct", c, "p50_ms")
+        via_p50 = _median(runs, "via hub", c, "p50_ms")
+        errors = sum(run.load.errors for run in runs if run.concurrency == c)
+        lines.append(
+            f"| {c} | {direct_p50:.2f} | {via_p50:.2f} | {via_p50 - direct_p50:.2f} "
+            f"| {_median(runs, 'direct', c, 'p99_ms'):.2f} "
+            f"| {_median(runs, 'via hub', c, 'p99_ms'):.2f} "
+            f"| {_median(runs, 'direct', c, 'requests_per_s'):.0f} "
+            f"| {_median(runs, 'via hub', c, 'requests_per_s'):.0f} "
+            f"| {_median(runs, 'via hub', c, 'hub_cpu_ms'):.3f} | {errors} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure the delegation hop and print a Markdown table of medians."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", default="1,16")
+    parser.add_argument("--duration", type=float, default=8.0, help="seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not counted")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--partner-delay",
+        type=float,
+        default=0.05,
+        help="seconds the partner holds each answer (0: the hub's own ceiling)",
+    )
+    args = parser.parse_args(argv)
+    args.concurrency = [int(c) for c in args.concurrency.split(",")]
+    exit_on_sigterm()
+    if not pin_self(1):
+        print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
+    partner_target = Target(name="partner", command=_partner_command(args.partner_delay))
+    hub_target = Target(name="hub", command=_hub_command, store=_STORE)
+    runs: list[_Run] = []
+    try:
+        with start_server(partner_target, core=1, log_path=RESULTS / "partner.log") as partner:
+            _write_agents(partner.port)
+            for round_no in range(1, args.rounds + 1):
+                print(f"round {round_no}/{args.rounds}", flush=True)
+                with start_server(
+                    hub_target, core=0, log_path=RESULTS / f"delegation-hub-{round_no}.log"
+                ) as hub:
+                    _load(hub, 16, args.warmup)
+                    _load(partner, 16, args.warmup)
+                    runs += _round(partner, hub, args, round_no)
+    except ServerStartError as exc:
+        raise SystemExit(f"bench.delegation: {exc}") from None
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "delegation.json").write_text(
+        json.dumps(
+            [
+                {"path": r.path, "round": r.round, "hub_cpu_ms": r.hub_cpu_ms, **r.load.to_dict()}
+                for r in runs
+            ],
+            indent=2,
+        )
+    )
+    print()
+    print(f"partner holds each answer {args.partner_delay * 1000:g} ms")
+    print(_report(runs, args))
+
+
+if __name__ == "__main__":
+    main()

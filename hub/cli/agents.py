@@ -1,0 +1,190 @@
+"""`a2a-hub agents list|show|check|refresh` and `a2a-hub call`: the partners of agents.yaml."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import anyio
+
+from hub.cli.render import describe_event
+from hub.config import Settings
+from hub.protocol import AgentCard
+from hub.registry import AgentEntry, Registry
+from hub.runtime import registry_for
+from hub.tools import PartnerHealth, Partners, ToolResult
+
+__all__ = ["agents", "call"]
+
+
+async def agents(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one `agents` action; returns the exit status."""
+    registry = registry_for(settings, args.agents)
+    if args.action == "list":
+        _list(registry, as_json=args.json)
+        return 0
+    async with Partners(registry) as partners:
+        if args.action == "check":
+            return await _check(partners, args.names, as_json=args.json)
+        if len(args.names) != 1:
+            raise SystemExit(f"a2a-hub agents {args.action} takes one NAME")
+        name = args.names[0]
+        if args.action == "show":
+            card = await partners.card(name)
+        else:
+            card = await partners.refresh(name)
+        if args.json:
+            print(json.dumps(json.loads(card.to_json()), indent=2))
+        else:
+            _show(partners.entry(name), card)
+        return 0
+
+
+async def call(args: argparse.Namespace, settings: Settings) -> int:
+    """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome."""
+    registry = registry_for(settings, args.agents)
+    arguments: dict[str, Any] = {"message": args.text}
+    for key in ("skill", "context_id", "task_id"):
+        if getattr(args, key):
+            arguments[key] = getattr(args, key)
+    if args.data is not None:
+        try:
+            arguments["data"] = json.loads(args.data)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"a2a-hub: --data is not valid JSON ({exc.msg})") from None
+    async with Partners(registry) as partners:
+        tool = partners[args.name]
+        if args.stream:
+            async with tool.stream(**arguments) as events:
+                async for event in events:
+                    print(event.to_json().decode() if args.json else describe_event(event))
+            return 0
+        result = await tool.call(**arguments)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else _result(result))
+    return 0 if result.ok or result.needs_input else 1
+
+
+def _list(registry: Registry, *, as_json: bool) -> None:
+    entries = registry.all()
+    if as_json:
+        print(json.dumps([_entry_json(entry) for entry in entries], indent=2))
+        return
+    if not entries:
+        where = registry.source or "agents.yaml"
+        print(f"no partner agents in {where}")
+        return
+    for entry in entries:
+        state = "" if entry.enabled else "  (disabled)"
+        print(f"{entry.name}{state}\n  {entry.url or '(inline card)'}")
+        details = [f"tags: {', '.join(entry.tags) or '-'}", f"weight: {entry.weight:g}"]
+        if entry.protocol.version != "auto" or entry.protocol.binding != "auto":
+            details.append(f"protocol: {entry.protocol.version} {entry.protocol.binding}")
+        details.append(f"auth: {_auth_kind(entry)}")
+        print("  " + "; ".join(details))
+
+
+def _entry_json(entry: AgentEntry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "url": entry.url,
+        "cardUrl": entry.card_url,
+        "enabled": entry.enabled,
+        "tags": list(entry.tags),
+        "weight": entry.weight,
+        "protocol": {"version": entry.protocol.version, "binding": entry.protocol.binding},
+        "auth": _auth_kind(entry),
+    }
+
+
+def _auth_kind(entry: AgentEntry) -> str:
+    """Which kind of credential is configured, never its value."""
+    auth = entry.auth
+    kinds = []
+    if auth.bearer is not None:
+        kinds.append("bearer")
+    if auth.api_key is not None:
+        kinds.append(f"api key in {auth.header}")
+    if auth.headers:
+        kinds.append(f"headers {', '.join(sorted(auth.headers))}")
+    return ", ".join(kinds) or "none"
+
+
+def _show(entry: AgentEntry, card: AgentCard) -> None:
+    print(f"{entry.name}: {card.name} {card.version}")
+    print(f"  {card.description}")
+    for interface in card.supported_interfaces:
+        print(
+            f"  interface: {interface.protocol_binding} {interface.protocol_version} "
+            f"{interface.url}"
+        )
+    streaming = "yes" if card.capabilities.streaming else "no"
+    print(f"  streaming: {streaming}")
+    for skill in card.skills:
+        tags = f" [{', '.join(skill.tags)}]" if skill.tags else ""
+        print(f"  skill {skill.id}{tags}: {skill.description}")
+
+
+async def _check(partners: Partners, names: list[str], *, as_json: bool) -> int:
+    chosen = names or list(partners)
+    for name in chosen:
+        partners.entry(name)  # an unknown name is an error before any request
+    results: dict[str, PartnerHealth] = {}
+
+    async def one(name: str) -> None:
+        results[name] = await partners.check(name)
+
+    async with anyio.create_task_group() as group:
+        for name in chosen:
+            group.start_soon(one, name)
+    ordered = [results[name] for name in chosen]
+    if as_json:
+        print(json.dumps([_health_json(health) for health in ordered], indent=2))
+    else:
+        if not ordered:
+            print("no partner agents to check")
+        for health in ordered:
+            print(_health_line(health))
+    return 0 if all(health.ok for health in ordered) else 1
+
+
+def _health_line(health: PartnerHealth) -> str:
+    status = "ok  " if health.ok else "FAIL"
+    timing = f"{health.card_ms:.0f} ms" if health.card_ms is not None else "-"
+    line = f"{status} {health.name}  card {timing}  breaker {health.breaker.state.value}"
+    if health.interface:
+        line += f"  via {health.interface}"
+    if health.error:
+        line += f"\n     {health.error}"
+    return line
+
+
+def _health_json(health: PartnerHealth) -> dict[str, Any]:
+    return {
+        "name": health.name,
+        "ok": health.ok,
+        "cardMs": health.card_ms,
+        "interface": health.interface,
+        "breaker": {
+            "state": health.breaker.state.value,
+            "consecutiveFailures": health.breaker.consecutive_failures,
+            "retryIn": health.breaker.retry_in,
+        },
+        "error": health.error,
+    }
+
+
+def _result(result: ToolResult) -> str:
+    lines = [f"{result.agent}: {result.state}"]
+    if result.task_id:
+        lines[0] += f"  (task {result.task_id}, context {result.context_id})"
+    for artifact in result.artifacts:
+        if artifact.text:
+            lines.append(f"  {artifact.name or 'artifact'}: {artifact.text}")
+        for value in artifact.data:
+            lines.append(f"  {artifact.name or 'artifact'} data: {json.dumps(value)}")
+    if result.message and (result.needs_input or not result.artifacts):
+        lines.append(f"  {result.message}")
+    if result.needs_input:
+        lines.append(f'  answer with: a2a-hub call {result.agent} "..." --task-id {result.task_id}')
+    return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""The caller's trace and deadline, carried from an inbound request to every call it causes.
+
+A request that reaches the hub may carry a W3C `traceparent` header and a deadline
+(`X-A2A-Hub-Deadline`: seconds the caller will still wait). The hub keeps both for the task it
+starts as a `CallScope`; while the task's skill runs, the scope is the current one, and every
+request the hub then sends to a partner carries the same trace id (with a fresh span id) and
+the time that is left. A call made outside any scope starts a trace of its own.
+
+The deadline header is relative (seconds, not a clock time), so clocks that disagree between
+hosts do not shorten or lengthen it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+__all__ = [
+    "DEADLINE_HEADER",
+    "TRACEPARENT_HEADER",
+    "CallScope",
+    "current_scope",
+    "outgoing_headers",
+    "use_scope",
+]
+
+TRACEPARENT_HEADER = "traceparent"
+DEADLINE_HEADER = "X-A2A-Hub-Deadline"
+
+_TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
+_ZERO_TRACE = "0" * 32
+_ZERO_SPAN = "0" * 16
+
+
+@dataclass(frozen=True, slots=True)
+class CallScope:
+    """One trace and an optional deadline.
+
+    Attributes:
+        trace_id: 32 lowercase hex digits, shared by every call in the trace.
+        parent_id: the caller's span id (16 hex digits).
+        flags: the trace flags (`01` sampled).
+        deadline: `time.monotonic()` value after which the caller no longer waits; None for
+            no deadline.
+    """
+
+    trace_id: str
+    parent_id: str
+    flags: str = "01"
+    deadline: float | None = None
+
+    @classmethod
+    def new(cls, *, timeout: float | None = None) -> CallScope:
+        """A scope that starts a new trace, with `timeout` seconds from now if given."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return cls(trace_id=os.urandom(16).hex(), parent_id=_span_id(), deadline=deadline)
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str]) -> CallScope:
+        """The scope an inbound request asks for: its trace continued (or a new one when the
+        `traceparent` is missing or malformed) and its deadline (ignored when malformed)."""
+        timeout = _seconds(headers.get(DEADLINE_HEADER.lower()) or headers.get(DEADLINE_HEADER))
+        match = _TRACEPARENT.match((headers.get(TRACEPARENT_HEADER) or "").strip().lower())
+        if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
+            return cls.new(timeout=timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return cls(
+            trace_id=match.group(1),
+            parent_id=match.group(2),
+            flags=match.group(3),
+            deadline=deadline,
+        )
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (never below 0), or None for no deadline."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - time.monotonic())
+
+    def within(self, timeout: float | None) -> float | None:
+        """The shorter of `timeout` and the time left (None when both are unbounded)."""
+        left = self.remaining()
+        if left is None:
+            return timeout
+        return left if timeout is None else min(timeout, left)
+
+    @property
+    def traceparent(self) -> str:
+        """The scope's own `traceparent` (its parent span)."""
+        return f"00-{self.trace_id}-{self.parent_id}-{self.flags}"
+
+    def headers(self) -> dict[str, str]:
+        """Headers for one outgoing request: the trace with a new span id, and the time left."""
+        headers = {TRACEPARENT_HEADER: f"00-{self.trace_id}-{_span_id()}-{self.flags}"}
+        left = self.remaining()
+        if left is not None:
+            headers[DEADLINE_HEADER] = f"{left:.3f}"
+        return headers
+
+
+_current: ContextVar[CallScope | None] = ContextVar("a2a_hub_call_scope", default=None)
+
+
+def current_scope() -> CallScope | None:
+    """The scope of the work running now, if any."""
+    return _current.get()
+
+
+@contextmanager
+def use_scope(scope: CallScope | None) -> Iterator[CallScope | None]:
+    """Make `scope` the current one inside the block (None leaves the current one)."""
+    if scope is None:
+        yield _current.get()
+        return
+    token = _current.set(scope)
+    try:
+        yield scope
+    finally:
+        _current.reset(token)
+
+
+def outgoing_headers() -> dict[str, str]:
+    """The trace headers for one request sent now: the current scope's, or a new trace's."""
+    scope = _current.get()
+    if scope is None:
+        return {TRACEPARENT_HEADER: f"00-{os.urandom(16).hex()}-{_span_id()}-01"}
+    return scope.headers()
+
+
+def _span_id() -> str:
+    span = os.urandom(8).hex()
+    return span if span != _ZERO_SPAN else "0000000000000001"
+
+
+def _seconds(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    if seconds != seconds or seconds < 0 or seconds == float("inf"):  # NaN, negative, inf
+        return None
+    return seconds

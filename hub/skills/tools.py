@@ -1,0 +1,29 @@
+"""Giving local skills their tools: partners and the other local skills, as `ctx.tools`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from hub.skills.api import LocalSkill, Skill
+from hub.tasks import TaskManager
+from hub.tools import Partners, Toolbox
+
+__all__ = ["with_tools"]
+
+
+def with_tools(
+    skills: Mapping[str, LocalSkill], partners: Partners, manager: Callable[[], TaskManager]
+) -> tuple[dict[str, LocalSkill], Toolbox]:
+    """The skills, each decorated skill bound to one toolbox, and that toolbox.
+
+    Args:
+        skills: the local skills by id.
+        partners: the partner agents the skills may call.
+        manager: returns the task manager that runs the skills (for skill tools).
+    """
+    toolbox = Toolbox(partners, {sid: skill.card for sid, skill in skills.items()}, manager)
+    bound: dict[str, LocalSkill] = {
+        sid: skill.with_tools(toolbox) if isinstance(skill, Skill) else skill
+        for sid, skill in skills.items()
+    }
+    return bound, toolbox

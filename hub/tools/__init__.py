@@ -1,0 +1,33 @@
+"""Partner agents and local skills as tools, with exports to the OpenAI, Anthropic and MCP
+tool shapes."""
+
+from hub.tools.arguments import FileArgument, ToolArguments, input_schema
+from hub.tools.base import DefinedTool, Tool, ToolDefinition
+from hub.tools.describe import describe_agent, sanitize, tool_name
+from hub.tools.partners import PartnerHealth, Partners
+from hub.tools.remote import TOOL_PREFIX, RemoteAgentTool
+from hub.tools.result import ArtifactResult, TaskFold, ToolResult
+from hub.tools.skill import SKILL_PREFIX, SkillTool
+from hub.tools.toolbox import Toolbox
+
+__all__ = [
+    "SKILL_PREFIX",
+    "TOOL_PREFIX",
+    "ArtifactResult",
+    "DefinedTool",
+    "FileArgument",
+    "PartnerHealth",
+    "Partners",
+    "RemoteAgentTool",
+    "SkillTool",
+    "TaskFold",
+    "Tool",
+    "ToolArguments",
+    "ToolDefinition",
+    "ToolResult",
+    "Toolbox",
+    "describe_agent",
+    "input_schema",
+    "sanitize",
+    "tool_name",
+]

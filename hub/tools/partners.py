@@ -1,0 +1,350 @@
+"""`Partners`: the partner agents of agents.yaml, each with its card, client, breaker and tool.
+
+One `Partners` serves the whole hub. It reads each partner's card through one `CardCache`
+(so a hundred callers on a cold cache cost one GET), builds the partner's `A2AClient` from
+the card and the entry's overrides (protocol, auth headers, timeouts), and keeps one circuit
+breaker per partner that outlives clients, cards and registry reloads.
+
+When a partner's card changes, its client and tool are rebuilt from the new card on the next
+use; when the registry is replaced (agents.yaml edited), partners that were removed or
+changed are dropped and the new entries take their place.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+
+import anyio
+import httpx
+
+from hub.client import (
+    A2AClient,
+    BreakerConfig,
+    BreakerSnapshot,
+    CardCache,
+    CircuitBreaker,
+    RetryPolicy,
+    Timeouts,
+    build_http_client,
+)
+from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
+from hub.protocol import AgentCard
+from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
+from hub.tools.remote import RemoteAgentTool
+
+__all__ = ["PartnerHealth", "Partners"]
+
+log = logging.getLogger(__name__)
+
+_WARM_CONCURRENCY = 16
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartnerHealth:
+    """One partner's health, as `a2a-hub agents check` shows it.
+
+    Attributes:
+        name: the partner's name.
+        ok: its card could be read and its breaker lets calls through.
+        card_ms: how long reading (revalidating) the card took, in milliseconds.
+        interface: `BINDING VERSION URL` the client would call, when the card was read.
+        breaker: the circuit breaker's state.
+        error: why the partner is not ok.
+    """
+
+    name: str
+    ok: bool
+    card_ms: float | None
+    interface: str | None
+    breaker: BreakerSnapshot
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Partner:
+    entry: AgentEntry
+    breaker: CircuitBreaker
+    card: AgentCard | None = None
+    client: A2AClient | None = None
+    tool: RemoteAgentTool | None = None
+
+
+class Partners(Mapping[str, RemoteAgentTool]):
+    """The registry's enabled partners, by name, as tools (`partners["research"]`).
+
+    Use it as an async context manager: it closes the HTTP client it made.
+
+    Args:
+        registry: the partners to serve.
+        http: the client to call with (made, and closed on exit, when not given).
+        cards: the card cache (made on `http` when not given).
+        breaker: threshold and cool-down of each partner's breaker.
+        retry: retry policy of every client.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        http: httpx.AsyncClient | None = None,
+        cards: CardCache | None = None,
+        breaker: BreakerConfig | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._http = http
+        self._own_http = http is None
+        self._cards = cards
+        self._breaker_config = breaker or BreakerConfig()
+        self._retry = retry
+        self._breakers: dict[str, CircuitBreaker] = {}
+        self._registry = registry
+        self._partners = {entry.name: self._new(entry) for entry in registry}
+
+    async def __aenter__(self) -> Partners:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, if this object made it."""
+        if self._own_http and self._http is not None:
+            await self._http.aclose()
+            self._http = None
+            self._cards = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The HTTP client partners are called with (made on first use when not given)."""
+        if self._http is None:
+            self._http = build_http_client()
+        return self._http
+
+    @property
+    def cards(self) -> CardCache:
+        """The partners' card cache."""
+        if self._cards is None:
+            self._cards = CardCache(self.http)
+        return self._cards
+
+    # -- the mapping: enabled partners as tools ----------------------------------------------
+
+    def __getitem__(self, name: str) -> RemoteAgentTool:
+        return self._tool(self._partner(name))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._partners)
+
+    def __len__(self) -> int:
+        return len(self._partners)
+
+    @property
+    def registry(self) -> Registry:
+        return self._registry
+
+    def entry(self, name: str) -> AgentEntry:
+        """The partner's agents.yaml entry.
+
+        Raises:
+            UnknownAgentError: no enabled partner has that name.
+        """
+        return self._partner(name).entry
+
+    def breaker(self, name: str) -> CircuitBreaker:
+        """The partner's circuit breaker."""
+        return self._partner(name).breaker
+
+    # -- cards and clients -------------------------------------------------------------------
+
+    async def card(self, name: str) -> AgentCard:
+        """The partner's card: the inline one, or the cached one (fetched when stale).
+
+        Raises:
+            UnknownAgentError: no enabled partner has that name.
+            CardFetchError: no valid card could be read.
+        """
+        partner = self._partner(name)
+        if partner.entry.card is not None:
+            card = partner.entry.card
+        else:
+            url = self._card_url(partner.entry)
+            with _naming(name):
+                card = await self.cards.get(url, headers=partner.entry.auth.http_headers())
+        self._observe(partner, card)
+        return card
+
+    async def refresh(self, name: str) -> AgentCard:
+        """Read the partner's card again now (conditionally), whatever its freshness."""
+        partner = self._partner(name)
+        if partner.entry.card is not None:
+            return partner.entry.card
+        url = self._card_url(partner.entry)
+        with _naming(name):
+            card = await self.cards.refresh(url, headers=partner.entry.auth.http_headers())
+        self._observe(partner, card)
+        return card
+
+    async def client(self, name: str) -> A2AClient:
+        """The partner's client, built from its current card.
+
+        Raises:
+            UnknownAgentError, CardFetchError, NoSupportedInterfaceError.
+        """
+        card = await self.card(name)
+        partner = self._partner(name)
+        if partner.client is None or partner.client.card is not card:
+            entry = partner.entry
+            partner.client = A2AClient(
+                card,
+                http=self.http,
+                agent_name=entry.name,
+                protocol_version=entry.protocol.version,
+                binding=entry.protocol.binding,
+                headers=entry.auth.http_headers(),
+                timeouts=Timeouts(
+                    connect=entry.timeout.connect,
+                    read=entry.timeout.read,
+                    deadline=entry.timeout.deadline,
+                ),
+                retry=self._retry,
+                breaker=partner.breaker,
+            )
+        return partner.client
+
+    async def warm(self) -> dict[str, str | None]:
+        """Read every partner's card at once (at most 16 in flight); returns, by name, None
+        for a card that was read and the error's message for one that was not."""
+        outcome: dict[str, str | None] = {}
+        limiter = anyio.CapacityLimiter(_WARM_CONCURRENCY)
+
+        async def one(name: str) -> None:
+            async with limiter:
+                try:
+                    await self.card(name)
+                    outcome[name] = None
+                except ClientError as exc:
+                    outcome[name] = str(exc)
+                    log.warning("partner '%s': %s", name, exc)
+
+        async with anyio.create_task_group() as group:
+            for name in list(self._partners):
+                group.start_soon(one, name)
+        return outcome
+
+    async def check(self, name: str) -> PartnerHealth:
+        """Revalidate the partner's card now and report its health (never raises for an
+        unwell partner; raises UnknownAgentError for an unknown one)."""
+        partner = self._partner(name)
+        started = time.perf_counter()
+        error = None
+        interface = None
+        try:
+            await self.refresh(name)
+            client = await self.client(name)
+            chosen = client.interface
+            interface = f"{chosen.protocol_binding} {client.protocol_version} {chosen.url}"
+        except ClientError as exc:
+            error = str(exc)
+        card_ms = (time.perf_counter() - started) * 1000
+        snapshot = partner.breaker.snapshot()
+        if error is None and snapshot.state.value == "open":
+            error = f"circuit open after {snapshot.consecutive_failures} failures"
+        return PartnerHealth(
+            name=name,
+            ok=error is None,
+            card_ms=card_ms if interface is not None else None,
+            interface=interface,
+            breaker=snapshot,
+            error=error,
+        )
+
+    # -- registry reloads --------------------------------------------------------------------
+
+    def update(self, registry: Registry, diff: RegistryDiff | None = None) -> None:
+        """Serve `registry` from now on: removed and changed partners are dropped (their
+        breakers too), added ones appear; the others keep their clients and tools."""
+        diff = diff or self._registry.diff(registry)
+        for name in (*diff.removed, *diff.changed):
+            self._partners.pop(name, None)
+            self._breakers.pop(name, None)
+        kept = self._partners
+        self._partners = {
+            entry.name: kept.get(entry.name) or self._new(entry) for entry in registry
+        }
+        self._registry = registry
+
+    @asynccontextmanager
+    async def watching(
+        self, *, interval: float = 1.0, env: Mapping[str, str] | None = None
+    ) -> AsyncIterator[RegistryWatcher | None]:
+        """Follow the registry's file while the block runs: an edit of agents.yaml replaces
+        the registry (a broken edit keeps the last good one and logs why). Yields None when
+        the registry was not read from a file."""
+        source = self._registry.source
+        if source is None:
+            yield None
+            return
+        watcher = RegistryWatcher(source, env=env, interval=interval, initial=self._registry)
+        unsubscribe = watcher.subscribe(lambda old, new, diff: self.update(new, diff))
+        try:
+            async with watcher:
+                yield watcher
+        finally:
+            unsubscribe()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _new(self, entry: AgentEntry) -> _Partner:
+        breaker = self._breakers.get(entry.name)
+        if breaker is None:
+            breaker = CircuitBreaker(entry.name, self._breaker_config)
+            self._breakers[entry.name] = breaker
+        return _Partner(entry=entry, breaker=breaker, card=entry.card)
+
+    def _partner(self, name: str) -> _Partner:
+        partner = self._partners.get(name)
+        if partner is None:
+            self._registry[name]  # raises UnknownAgentError with the known names
+            raise UnknownAgentError(f"agent '{name}' is not in agents.yaml")
+        return partner
+
+    @staticmethod
+    def _card_url(entry: AgentEntry) -> str:
+        url = entry.card_url
+        if url is None:
+            raise ConfigError(f"agent '{entry.name}' has neither a url nor an inline card")
+        return url
+
+    def _observe(self, partner: _Partner, card: AgentCard) -> None:
+        if card is partner.card:
+            return
+        if partner.card is not None and partner.card != card:
+            log.info("partner '%s' changed its card; its tool is rebuilt", partner.entry.name)
+            partner.tool = None
+            partner.client = None
+        partner.card = card
+
+    def _tool(self, partner: _Partner) -> RemoteAgentTool:
+        if partner.tool is None or partner.tool.card is not partner.card:
+            name = partner.entry.name
+            partner.tool = RemoteAgentTool(name, partner.card, lambda: self.client(name))
+        return partner.tool
+
+
+@contextmanager
+def _naming(name: str) -> Iterator[None]:
+    """Card errors name the partner as agents.yaml does, not only its URL."""
+    try:
+        yield
+    except CardFetchError as exc:
+        raise CardFetchError(f"agent '{name}': {exc}") from exc

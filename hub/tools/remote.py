@@ -1,0 +1,148 @@
+"""`RemoteAgentTool`: a partner agent as a tool, named `a2a_<agent>`.
+
+A call sends one message and waits until the partner's task settles: completed, failed,
+canceled, rejected, or stopped on a question (input-required, auth-required). A partner that
+streams is followed over its stream (resumed if cut); one that does not is sent the message and
+then polled with GetTask, with back-off, while its task is still running. The whole call ends
+within the partner's `timeout.deadline` and the caller's own deadline, whichever comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from hub.client import A2AClient
+from hub.errors import AgentTimeoutError, InvalidAgentResponseError
+from hub.protocol import AgentCard, Message, StreamResponse, Task
+from hub.protocol.trace import current_scope
+from hub.tools.arguments import input_schema, parse_arguments
+from hub.tools.base import DefinedTool, ToolDefinition
+from hub.tools.describe import describe_agent, tool_name
+from hub.tools.result import TaskFold, ToolResult
+
+__all__ = ["TOOL_PREFIX", "RemoteAgentTool"]
+
+TOOL_PREFIX = "a2a_"
+_POLL_FIRST = 0.05
+_POLL_MAX = 2.0
+
+ClientSource = Callable[[], Awaitable[A2AClient]]
+
+
+class RemoteAgentTool(DefinedTool):
+    """Partner `agent` as a tool, described by its card as it was when the tool was built.
+
+    Args:
+        agent: the partner's name in agents.yaml.
+        card: its card, when it could be read (the description and the skill enum come from
+            it); None gives a generic description.
+        client: returns the partner's client (reading its card first if need be).
+    """
+
+    def __init__(self, agent: str, card: AgentCard | None, client: ClientSource) -> None:
+        self.agent = agent
+        self.card = card
+        self.skills = tuple(skill.id for skill in card.skills) if card else ()
+        self.definition = ToolDefinition(
+            name=tool_name(TOOL_PREFIX, agent),
+            description=describe_agent(agent, card),
+            input_schema=input_schema(self.skills),
+        )
+        self._client = client
+
+    def __repr__(self) -> str:
+        return f"RemoteAgentTool({self.name!r}, agent={self.agent!r})"
+
+    async def call(self, **arguments: Any) -> ToolResult:
+        """Send the message and wait for the partner's task to settle.
+
+        Raises:
+            InvalidParamsError: the arguments do not match the schema.
+            ClientError: the partner is unreachable, too slow, refused the call, or broke
+                the protocol (`RemoteRpcError` carries its error code and data).
+        """
+        args = parse_arguments(self.name, arguments, self.skills)
+        client = await self._client()
+        message, metadata = args.to_message(), args.metadata()
+        limit = _limit(client)
+        try:
+            with anyio.fail_after(limit):
+                if client.card.capabilities.streaming:
+                    reply = await _follow_stream(client, message, metadata)
+                else:
+                    reply = await _send_and_poll(client, message, metadata)
+        except TimeoutError:
+            raise AgentTimeoutError(
+                f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
+            ) from None
+        return ToolResult.from_reply(self.name, self.agent, reply)
+
+    @asynccontextmanager
+    async def stream(self, **arguments: Any) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        """The partner's events for one message, as they come: `async with tool.stream(
+        message="...") as events: ...`. A partner that does not stream yields its one answer.
+        """
+        args = parse_arguments(self.name, arguments, self.skills)
+        client = await self._client()
+        message, metadata = args.to_message(), args.metadata()
+        if client.card.capabilities.streaming:
+            async with client.stream(message, metadata=metadata) as events:
+                yield events
+            return
+
+        async def single() -> AsyncIterator[StreamResponse]:
+            reply = await _send_and_poll(client, message, metadata)
+            if isinstance(reply, Message):
+                yield StreamResponse(message=reply)
+            else:
+                yield StreamResponse(task=reply)
+
+        yield single()
+
+
+def _limit(client: A2AClient) -> float | None:
+    scope = current_scope()
+    own = client.timeouts.deadline
+    return scope.within(own) if scope is not None else own
+
+
+async def _follow_stream(
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None
+) -> Task | Message:
+    fold = TaskFold()
+    async with client.stream(message, metadata=metadata) as events:
+        async for event in events:
+            fold.add(event)
+            if fold.settled:
+                break
+    reply = fold.reply()
+    if reply is None:
+        raise InvalidAgentResponseError(
+            f"agent '{client.agent_name}' ended its stream without a task or a message"
+        )
+    if isinstance(reply, Task) and not fold.settled:
+        # The stream ended (resumed as far as it could) before the task settled.
+        return await _poll(client, reply)
+    return reply
+
+
+async def _send_and_poll(
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None
+) -> Task | Message:
+    reply = await client.send(message, metadata=metadata)
+    if isinstance(reply, Message):
+        return reply
+    return await _poll(client, reply)
+
+
+async def _poll(client: A2AClient, task: Task) -> Task:
+    delay = _POLL_FIRST
+    while not (task.status.state.is_terminal or task.status.state.is_interrupted):
+        await anyio.sleep(delay)
+        delay = min(delay * 2, _POLL_MAX)
+        task = await client.get_task(task.id)
+    return task

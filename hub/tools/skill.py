@@ -1,0 +1,53 @@
+"""`SkillTool`: a local skill as a tool, named `skill_<id>`.
+
+The call runs the skill as a real task on the hub's task manager, so the skill behaves as it
+does for any caller (progress, artifacts, questions), and returns the same `ToolResult` shape
+as a partner's tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hub.protocol import AgentSkill, SendMessageRequest
+from hub.tasks import TaskManager
+from hub.tools.arguments import input_schema, parse_arguments
+from hub.tools.base import DefinedTool, ToolDefinition
+from hub.tools.describe import sanitize, tool_name
+from hub.tools.result import ToolResult
+
+__all__ = ["SKILL_PREFIX", "SkillTool"]
+
+SKILL_PREFIX = "skill_"
+
+
+class SkillTool(DefinedTool):
+    """Local skill `card.id` as a tool.
+
+    Args:
+        card: the skill's card entry.
+        manager: returns the task manager that runs the skill (the hub's own).
+    """
+
+    def __init__(self, card: AgentSkill, manager: Callable[[], TaskManager]) -> None:
+        self.skill_id = card.id
+        summary = sanitize(card.description)
+        self.definition = ToolDefinition(
+            name=tool_name(SKILL_PREFIX, card.id),
+            description=f"Run the hub's local skill '{card.id}': {summary}"
+            if summary
+            else f"Run the hub's local skill '{card.id}'.",
+            input_schema=input_schema([card.id]),
+        )
+        self._manager = manager
+
+    def __repr__(self) -> str:
+        return f"SkillTool({self.name!r})"
+
+    async def call(self, **arguments: Any) -> ToolResult:
+        """Run the skill on `message` and wait until its task settles."""
+        args = parse_arguments(self.name, arguments, [self.skill_id])
+        request = SendMessageRequest(message=args.to_message(), metadata={"skill": self.skill_id})
+        reply = await self._manager().send(request)
+        return ToolResult.from_reply(self.name, self.skill_id, reply)

@@ -1,0 +1,64 @@
+"""`Toolbox`: every tool of the hub by name, partners' and local skills' together.
+
+`hub.tools["a2a_research"]` is partner `research`; `hub.tools["skill_echo"]` the local skill
+`echo`. Partner tools are looked up live, so a changed card or a reloaded agents.yaml shows at
+once.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterator, Mapping
+
+from hub.protocol import AgentSkill
+from hub.tasks import TaskManager
+from hub.tools.base import Tool
+from hub.tools.partners import Partners
+from hub.tools.skill import SkillTool
+
+__all__ = ["Toolbox"]
+
+
+class Toolbox(Mapping[str, Tool]):
+    """The partners' tools and the local skills' tools, by tool name.
+
+    Args:
+        partners: the partner agents.
+        skills: the card entries of the local skills offered as tools.
+        manager: returns the task manager that runs local skills.
+    """
+
+    def __init__(
+        self,
+        partners: Partners,
+        skills: Mapping[str, AgentSkill] | None = None,
+        manager: Callable[[], TaskManager] | None = None,
+    ) -> None:
+        self.partners = partners
+        self._skills: dict[str, SkillTool] = {}
+        if skills and manager is not None:
+            for card in skills.values():
+                tool = SkillTool(card, manager)
+                self._skills[tool.name] = tool
+
+    def _remote(self) -> dict[str, Tool]:
+        tools = (self.partners[name] for name in self.partners)
+        return {tool.name: tool for tool in tools}
+
+    def __getitem__(self, name: str) -> Tool:
+        tool: Tool | None = self._skills.get(name)
+        if tool is None:
+            tool = self._remote().get(name)
+        if tool is None:
+            known = sorted(self)
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise KeyError(f"no tool named '{name}'{hint} (known: {', '.join(known) or 'none'})")
+        return tool
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._remote()
+        yield from self._skills
+
+    def __len__(self) -> int:
+        return len(self._skills) + len(self.partners)

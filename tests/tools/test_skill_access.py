@@ -1,0 +1,129 @@
+"""A local skill calling a partner through `ctx.agents`, over real sockets: the answer comes
+back, and the caller's trace and deadline travel with the call."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from litestar import Litestar
+
+from hub.client import A2AClient, user_message
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.protocol import Task, TaskState
+from hub.protocol.trace import DEADLINE_HEADER
+from hub.registry import Registry
+from hub.server import create_app
+from hub.skills import SkillContext, skill
+from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
+from hub.tools import Partners
+from tests.client.partners import WAIT, sdk_jsonrpc
+from tests.tools.agents import HeaderRecorder, registry_file
+
+pytestmark = pytest.mark.anyio
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-01$")
+
+
+@skill(id="relay", description="asks partner 'echoer' and returns its answer")
+async def relay(ctx: SkillContext) -> str:
+    result = await ctx.agents["echoer"].call(message=ctx.text)
+    return f"echoer said: {result.text}"
+
+
+def _hub(registry: Registry, url: str) -> Litestar:
+    settings = Settings(
+        server=ServerSettings(public_url=url),
+        store=StoreSettings(kind="memory"),
+        default_skill="relay",
+    )
+    return create_app(
+        settings, store=MemoryTaskStore(), skills={"relay": relay}, partners=Partners(registry)
+    )
+
+
+@pytest.fixture
+async def recorded_partner() -> AsyncIterator[tuple[str, HeaderRecorder]]:
+    recorder: HeaderRecorder | None = None
+
+    def build(url: str) -> HeaderRecorder:
+        nonlocal recorder
+        recorder = HeaderRecorder(sdk_jsonrpc(url))
+        return recorder
+
+    async with serve_on_loopback(build) as url:
+        assert recorder is not None
+        yield url, recorder
+
+
+async def _ask_hub(registry: Registry, text: str, headers: dict[str, str]) -> Task:
+    async with (
+        serve_on_loopback(lambda url: _hub(registry, url)) as hub_url,
+        httpx.AsyncClient(headers=headers) as http,
+    ):
+        client = await A2AClient.from_url(hub_url, http=http)
+        with anyio.fail_after(15):
+            reply = await client.send(user_message(text))
+    assert isinstance(reply, Task)
+    return reply
+
+
+async def test_a_skill_reaches_a_partner_with_the_callers_trace(
+    recorded_partner: tuple[str, HeaderRecorder], tmp_path: Path
+) -> None:
+    url, recorder = recorded_partner
+    registry = registry_file(tmp_path / "agents.yaml", {"echoer": url})
+    inbound = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
+
+    task = await _ask_hub(registry, "hello", {"traceparent": inbound})
+
+    assert task.status.state is TaskState.COMPLETED
+    assert task.artifacts
+    assert task.artifacts[0].parts[0].text == "echoer said: hello"
+    sent = [h["traceparent"] for h in recorder.headers if "traceparent" in h]
+    assert sent, "the partner received no traceparent"
+    for value in sent:
+        match = TRACEPARENT.match(value)
+        assert match is not None, value
+        assert match.group(1) == TRACE_ID
+        assert match.group(2) != "00f067aa0ba902b7"
+
+
+async def test_a_call_without_a_trace_starts_one_per_task(
+    recorded_partner: tuple[str, HeaderRecorder], tmp_path: Path
+) -> None:
+    url, recorder = recorded_partner
+    registry = registry_file(tmp_path / "agents.yaml", {"echoer": url})
+
+    await _ask_hub(registry, "hello", {})
+
+    traces = {TRACEPARENT.match(h["traceparent"]).group(1) for h in recorder.headers[1:]}  # type: ignore[union-attr]
+    assert len(traces) == 1, "every call made for one task shares its trace id"
+
+
+async def test_the_callers_deadline_bounds_the_partner_call(
+    recorded_partner: tuple[str, HeaderRecorder], tmp_path: Path
+) -> None:
+    url, recorder = recorded_partner
+    registry = registry_file(tmp_path / "agents.yaml", {"echoer": url})
+
+    started = anyio.current_time()
+    task = await _ask_hub(registry, WAIT, {DEADLINE_HEADER: "0.5"})
+    elapsed = anyio.current_time() - started
+
+    assert task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert "echoer" in task.status.message.text()
+    assert "deadline" in task.status.message.text()
+    assert elapsed < 5
+    forwarded = [
+        float(h[DEADLINE_HEADER.lower()]) for h in recorder.headers if DEADLINE_HEADER.lower() in h
+    ]
+    assert forwarded
+    assert all(0 < value <= 0.5 for value in forwarded)
