@@ -38,6 +38,7 @@ from bench.target import (
     ServerStartError,
     Target,
     exit_on_sigterm,
+    hub_command,
     pin_self,
     start_server,
 )
@@ -66,22 +67,9 @@ def _partner_command(delay: float) -> Callable[[int], list[str]]:
 
 
 def _hub_command(port: int) -> list[str]:
-    script = Path(sys.executable).with_name("a2a-hub")
-    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
-    return [
-        *launcher,
-        "serve",
-        "--config",
-        "bench/delegation.yaml",
-        "--agents",
-        str(_AGENTS),
-        "--port",
-        str(port),
-        "--store",
-        str(_STORE),
-        "--log-level",
-        "warning",
-    ]
+    return hub_command(
+        port, config="bench/delegation.yaml", store=_STORE, extra=["--agents", str(_AGENTS)]
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,7 @@ __all__ = [
     "ServerStartError",
     "Target",
     "exit_on_sigterm",
+    "hub_command",
     "pin_self",
     "start_server",
 ]
@@ -41,7 +42,14 @@ class ServerStartError(RuntimeError):
         self.log_tail = log_tail
 
 
-def _hub_command(port: int) -> list[str]:
+def hub_command(
+    port: int,
+    *,
+    config: str = "bench/hub.yaml",
+    store: Path = _HUB_STORE,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """`a2a-hub serve` on `port` with a benchmark's settings file and store, plus `extra`."""
     # The console script is what users run; `python -m hub` covers an install without scripts.
     script = Path(sys.executable).with_name("a2a-hub")
     launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
@@ -49,14 +57,15 @@ def _hub_command(port: int) -> list[str]:
         *launcher,
         "serve",
         "--config",
-        "bench/hub.yaml",
+        config,
         "--port",
         str(port),
         "--store",
-        str(_HUB_STORE),
-        # uvicorn's log level, as the reference's; hub.yaml holds only the benchmark's keys.
+        str(store),
+        # uvicorn's log level, as the reference's; the settings hold only the benchmark's keys.
         "--log-level",
         "warning",
+        *extra,
     ]
 
 
@@ -88,7 +97,7 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "reference": Target(name="reference", command=_reference_command),
-    "hub": Target(name="hub", command=_hub_command, store=_HUB_STORE),
+    "hub": Target(name="hub", command=hub_command, store=_HUB_STORE),
     # Not a real agent: replies from memory, to show the harness's own ceiling.
     "canned": Target(name="canned", command=_canned_command),
 }

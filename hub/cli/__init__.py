@@ -39,14 +39,17 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("card", help="print the hub's agent card", parents=[configured])
     commands.add_parser("skills", help="list the local skills", parents=[configured])
 
-    send = commands.add_parser("send", help="send a message to any A2A agent")
+    # Options only: positionals of a parent would come before the command's own.
+    message = argparse.ArgumentParser(add_help=False)
+    message.add_argument("--stream", action="store_true", help="print events as they arrive")
+    message.add_argument("--skill", help="ask for one of the agent's skills (metadata.skill)")
+    message.add_argument("--context-id", help="continue a conversation")
+    message.add_argument("--task-id", help="answer a task that asked for input")
+    message.add_argument("--json", action="store_true", help="print JSON")
+
+    send = commands.add_parser("send", help="send a message to any A2A agent", parents=[message])
     send.add_argument("url", help="the agent's base URL")
     send.add_argument("text", help="the message text")
-    send.add_argument("--stream", action="store_true", help="print events as they arrive")
-    send.add_argument("--skill", help="ask for a skill (metadata.skill)")
-    send.add_argument("--context-id", help="continue a conversation")
-    send.add_argument("--task-id", help="answer a task that asked for input")
-    send.add_argument("--json", action="store_true", help="print raw JSON")
 
     tasks = commands.add_parser(
         "tasks", help="list, get or cancel tasks of a running hub", parents=[configured]
@@ -63,20 +66,18 @@ def _parser() -> argparse.ArgumentParser:
     registry.add_argument(
         "--agents", help="partner registry (default: the file named in the settings)"
     )
-    registry.add_argument("--json", action="store_true", help="print JSON")
     partners = commands.add_parser(
         "agents", help="list, show, check or refresh partner agents", parents=[registry]
     )
     partners.add_argument("action", choices=["list", "show", "check", "refresh"])
     partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
+    partners.add_argument("--json", action="store_true", help="print JSON")
 
-    call = commands.add_parser("call", help="call a partner agent by name", parents=[registry])
+    call = commands.add_parser(
+        "call", help="call a partner agent by name", parents=[registry, message]
+    )
     call.add_argument("name", help="the partner's name in agents.yaml")
     call.add_argument("text", help="the message text")
-    call.add_argument("--stream", action="store_true", help="print events as they arrive")
-    call.add_argument("--skill", help="one of the partner's skills")
-    call.add_argument("--context-id", help="continue a conversation")
-    call.add_argument("--task-id", help="answer a task that asked for input")
     call.add_argument("--data", help="JSON sent as a data part")
     return parser
 

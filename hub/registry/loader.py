@@ -20,7 +20,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from hub.config import describe_validation_error, load_yaml_model
 from hub.errors import ConfigError
-from hub.registry.models import AgentsFile
+from hub.registry.models import AgentsFile, same_name_key
 from hub.registry.registry import Registry
 
 __all__ = ["load_registry"]
@@ -70,17 +70,23 @@ def _check_as_written(
         report(("version",), "missing", "missing; start the file with 'version: 1'")
     agents = data.get("agents")
     entries = list(enumerate(agents)) if isinstance(agents, list) else []
-    where: dict[str, list[int]] = {}
+    where: dict[str, list[tuple[int, str]]] = {}
     for index, entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            where.setdefault(entry["name"], []).append(index)
-    for name, indexes in where.items():
-        for index in indexes if len(indexes) > 1 else ():
-            others = " and ".join(f"agents.{other}" for other in indexes if other != index)
+            where.setdefault(same_name_key(entry["name"]), []).append((index, entry["name"]))
+    for named in where.values():
+        for index, name in named if len(named) > 1 else ():
+            others = " and ".join(
+                f"agents.{other}" + ("" if other_name == name else f" ('{other_name}')")
+                for other, other_name in named
+                if other != index
+            )
+            alike = any(other_name != name for _, other_name in named)
             report(
                 ("agents", index, "name"),
                 "agent_name_twice",
-                f"the agent name '{name}' is also used by {others}; names must be unique",
+                f"the agent name '{name}' is also used by {others}; names must be unique"
+                + (" ('-' and '_' count as the same: both are '_' in tool names)" if alike else ""),
             )
     for index, entry in entries:
         auth = entry.get("auth") if isinstance(entry, dict) else None

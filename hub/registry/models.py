@@ -311,11 +311,17 @@ class AgentsFile(_Strict):
     def _unique_names(self) -> AgentsFile:
         first: dict[str, int] = {}
         for index, entry in enumerate(self.agents):
-            if entry.name in first:
+            key = same_name_key(entry.name)
+            if key in first:
                 raise PydanticCustomError(
                     "agent_name_twice",
                     f"agent name '{entry.name}' is used twice "
-                    f"(agents.{first[entry.name]} and agents.{index})",
+                    f"(agents.{first[key]} and agents.{index}; '-' and '_' count as the same)",
                 )
-            first[entry.name] = index
+            first[key] = index
         return self
+
+
+def same_name_key(name: str) -> str:
+    """Names that give one tool name (`a-b`, `a_b` → `a2a_a_b`) are one name."""
+    return name.replace("-", "_")

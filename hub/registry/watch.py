@@ -156,7 +156,10 @@ class RegistryWatcher:
     ) -> bool | None:
         stack, self._stack = self._stack, None
         assert stack is not None
-        return await stack.__aexit__(exc_type, exc, traceback)
+        # The block's own exception is not the polling task's: it propagates unchanged
+        # rather than inside an exception group.
+        await stack.__aexit__(None, None, None)
+        return None
 
     async def _poll(self) -> None:
         while True:

@@ -104,7 +104,9 @@ class TaskManager:
         self._execution.bind(None)
         if group is not None:
             group.cancel_scope.cancel()
-            await group.__aexit__(exc_type, exc, tb)
+            # The block's own exception is not the group's: it propagates unchanged rather
+            # than inside an exception group.
+            await group.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             for live in self._live:
                 if not (live.state.is_terminal or live.state.is_interrupted):

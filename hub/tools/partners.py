@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -173,24 +173,23 @@ class Partners(Mapping[str, RemoteAgentTool]):
             UnknownAgentError: no enabled partner has that name.
             CardFetchError: no valid card could be read.
         """
-        partner = self._partner(name)
-        if partner.entry.card is not None:
-            card = partner.entry.card
-        else:
-            url = self._card_url(partner.entry)
-            with _naming(name):
-                card = await self.cards.get(url, headers=partner.entry.auth.http_headers())
-        self._observe(partner, card)
-        return card
+        return await self._read_card(name, force=False)
 
     async def refresh(self, name: str) -> AgentCard:
         """Read the partner's card again now (conditionally), whatever its freshness."""
+        return await self._read_card(name, force=True)
+
+    async def _read_card(self, name: str, *, force: bool) -> AgentCard:
         partner = self._partner(name)
-        if partner.entry.card is not None:
-            return partner.entry.card
-        url = self._card_url(partner.entry)
-        with _naming(name):
-            card = await self.cards.refresh(url, headers=partner.entry.auth.http_headers())
+        entry = partner.entry
+        if entry.card is not None:
+            return entry.card
+        read = self.cards.refresh if force else self.cards.get
+        try:
+            card = await read(self._card_url(entry), headers=entry.auth.http_headers())
+        except CardFetchError as exc:
+            # Named as agents.yaml names the partner, not only by its URL.
+            raise CardFetchError(f"agent '{name}': {exc}") from exc
         self._observe(partner, card)
         return card
 
@@ -339,12 +338,3 @@ class Partners(Mapping[str, RemoteAgentTool]):
             name = partner.entry.name
             partner.tool = RemoteAgentTool(name, partner.card, lambda: self.client(name))
         return partner.tool
-
-
-@contextmanager
-def _naming(name: str) -> Iterator[None]:
-    """Card errors name the partner as agents.yaml does, not only its URL."""
-    try:
-        yield
-    except CardFetchError as exc:
-        raise CardFetchError(f"agent '{name}': {exc}") from exc

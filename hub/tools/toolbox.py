@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 
+from hub.errors import ConfigError
 from hub.protocol import AgentSkill
 from hub.tasks import TaskManager
 from hub.tools.base import Tool
@@ -21,6 +22,9 @@ __all__ = ["Toolbox"]
 
 class Toolbox(Mapping[str, Tool]):
     """The partners' tools and the local skills' tools, by tool name.
+
+    Raises:
+        ConfigError: two local skills would have the same tool name.
 
     Args:
         partners: the partner agents.
@@ -39,6 +43,12 @@ class Toolbox(Mapping[str, Tool]):
         if skills and manager is not None:
             for card in skills.values():
                 tool = SkillTool(card, manager)
+                clash = self._skills.get(tool.name)
+                if clash is not None:
+                    raise ConfigError(
+                        f"local skills '{clash.skill_id}' and '{card.id}' would both be the tool "
+                        f"'{tool.name}'; rename one (tool names keep only a-z, 0-9 and '_')"
+                    )
                 self._skills[tool.name] = tool
 
     def _remote(self) -> dict[str, Tool]:
