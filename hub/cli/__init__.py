@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from hub.cli.agents import agents, call
+from hub.cli.agents import agents, call, route
 from hub.cli.direct import send, tasks
 from hub.cli.serve import serve
 from hub.config import Settings, load_settings
@@ -79,6 +79,15 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("name", help="the partner's name in agents.yaml")
     call.add_argument("text", help="the message text")
     call.add_argument("--data", help="JSON sent as a data part")
+
+    route = commands.add_parser(
+        "route", help="rank partners and local skills for a request (a dry run)", parents=[registry]
+    )
+    route.add_argument("text", help="the request's text")
+    route.add_argument("--tag", action="append", help="a tag the candidate must have (repeat)")
+    route.add_argument("--agent", help="only this partner")
+    route.add_argument("--skill", help="a skill id the candidate must offer")
+    route.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -132,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             anyio.run(tasks, args, settings)
         elif args.command == "agents":
             status = anyio.run(agents, args, settings)
+        elif args.command == "route":
+            status = anyio.run(route, args, settings)
         else:
             status = anyio.run(call, args, settings)
     except ConfigError as exc:

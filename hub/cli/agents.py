@@ -1,9 +1,11 @@
-"""`a2a-hub agents list|show|check|refresh` and `a2a-hub call`: the partners of agents.yaml."""
+"""`a2a-hub agents list|show|check|refresh`, `a2a-hub call` and `a2a-hub route`: the partners
+of agents.yaml."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from typing import Any
 
 import anyio
@@ -13,9 +15,12 @@ from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
 from hub.runtime import registry_for
+from hub.skills import load_skills
+from hub.skills.delegate import ROUTING_SKILLS
+from hub.swarm import RouteRequest, ScoringRouter
 from hub.tools import PartnerHealth, Partners, ToolResult
 
-__all__ = ["agents", "call"]
+__all__ = ["agents", "call", "route"]
 
 
 async def agents(args: argparse.Namespace, settings: Settings) -> int:
@@ -63,6 +68,29 @@ async def call(args: argparse.Namespace, settings: Settings) -> int:
         result = await tool.call(**arguments)
     print(json.dumps(result.to_dict(), indent=2) if args.json else _result(result))
     return 0 if result.ok or result.needs_input else 1
+
+
+async def route(args: argparse.Namespace, settings: Settings) -> int:
+    """`a2a-hub route TEXT`: the ranked candidates for a request and why (nothing is sent but
+    card reads)."""
+    registry = registry_for(settings, args.agents)
+    skills = {sid: local.card for sid, local in load_skills(settings.skills).items()}
+    request = RouteRequest(
+        text=args.text, agent=args.agent, skill=args.skill, tags=tuple(args.tag or ())
+    )
+    async with Partners(registry) as partners:
+        ranked = await ScoringRouter(partners, skills, exclude_skills=ROUTING_SKILLS).rank(request)
+    if args.json:
+        print(json.dumps([asdict(candidate) for candidate in ranked], indent=2))
+        return 0 if ranked else 1
+    if not ranked:
+        print("no candidate matches")
+        return 1
+    for place, candidate in enumerate(ranked, 1):
+        print(f"{place}. {candidate.kind} {candidate.name}  score {candidate.score:g}")
+        for reason in candidate.reasons:
+            print(f"     {reason}")
+    return 0
 
 
 def _list(registry: Registry, *, as_json: bool) -> None:

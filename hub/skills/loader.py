@@ -10,12 +10,13 @@ from pathlib import Path
 from hub.config import SkillRef
 from hub.errors import ConfigError
 from hub.skills.api import LocalSkill, Skill
+from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.process import build_process_skill
 
 __all__ = ["BUILTIN_SKILLS", "load_skills"]
 
-BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo}
+BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo, "delegate": delegate}
 
 
 def _import(reference: str) -> Skill:

@@ -8,18 +8,21 @@ from hub.tools.partners import PartnerHealth, Partners
 from hub.tools.remote import TOOL_PREFIX, RemoteAgentTool
 from hub.tools.result import ArtifactResult, TaskFold, ToolResult
 from hub.tools.skill import SKILL_PREFIX, SkillTool
+from hub.tools.stats import CallStats, StatsBook
 from hub.tools.toolbox import Toolbox
 
 __all__ = [
     "SKILL_PREFIX",
     "TOOL_PREFIX",
     "ArtifactResult",
+    "CallStats",
     "DefinedTool",
     "FileArgument",
     "PartnerHealth",
     "Partners",
     "RemoteAgentTool",
     "SkillTool",
+    "StatsBook",
     "TaskFold",
     "Tool",
     "ToolArguments",

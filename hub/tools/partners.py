@@ -35,7 +35,9 @@ from hub.client import (
 from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
+from hub.tools.conversations import Conversations
 from hub.tools.remote import RemoteAgentTool
+from hub.tools.stats import StatsBook
 
 __all__ = ["PartnerHealth", "Partners"]
 
@@ -104,6 +106,10 @@ class Partners(Mapping[str, RemoteAgentTool]):
         self._breakers: dict[str, CircuitBreaker] = {}
         self._registry = registry
         self._partners = {entry.name: self._new(entry) for entry in registry}
+        self.conversations = Conversations()
+        """The partner context each hub conversation continues, per partner."""
+        self.stats = StatsBook()
+        """Recent latency and error rate per partner, recorded by whoever calls them."""
 
     async def __aenter__(self) -> Partners:
         return self

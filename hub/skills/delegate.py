@@ -1,0 +1,209 @@
+"""The built-in `delegate` skill: hand the message to the partner best suited to it.
+
+The partner is the one `metadata.agent` names, or the router's first choice (by
+`metadata.tags`, `metadata.agentSkill` and the message's words). The partner's status and
+artifact events become the hub task's own updates, each marked with `metadata.agent`; its
+questions (input-required, auth-required) become the hub task's, and the caller's answer goes
+back down to the partner. A later message in the same hub context continues the same
+conversation with that partner. Canceling the hub task cancels the partner's task.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+
+from hub.errors import ClientError, SkillError
+from hub.protocol import JsonObject, StreamResponse, TaskState
+from hub.skills.api import skill
+from hub.skills.context import SkillContext
+from hub.swarm import RouteRequest, ScoringRouter
+from hub.tools import Partners, StatsBook
+from hub.tools.result import state_name
+
+__all__ = ["ROUTING_SKILLS", "delegate"]
+
+ROUTING_SKILLS = ("delegate",)
+"""Skills that route work elsewhere: never themselves a routing candidate."""
+
+_QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
+
+
+@skill(
+    id="delegate",
+    name="Delegate",
+    description="Hands the message to the partner agent best suited to it (metadata.agent "
+    "names one; metadata.tags narrows the choice) and relays its progress and answer.",
+    tags=["delegate", "route"],
+    examples=["Summarise this paper"],
+)
+async def delegate(ctx: SkillContext) -> None:
+    partners = ctx.agents
+    name = await _choose(ctx, partners)
+    tool = partners[name]
+    conversation = ctx.context_id or ""
+    arguments: dict[str, Any] = {"message": ctx.text or "(no text)"}
+    partner_context = partners.conversations.get(conversation, name)
+    if partner_context:
+        arguments["context_id"] = partner_context
+    agent_skill = ctx.metadata.get("agentSkill")
+    if isinstance(agent_skill, str):
+        arguments["skill"] = agent_skill
+    if ctx.data:
+        arguments["data"] = ctx.data[0]
+    await ctx.progress(f"delegated to '{name}'", metadata={"agent": name})
+    while True:
+        relay = _Relay(ctx, name)
+        started = time.monotonic()
+        try:
+            async with tool.stream(**arguments) as events:
+                async for event in events:
+                    await relay.take(event)
+                    if relay.settled:
+                        break
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await relay.cancel_partner(partners)
+            raise
+        except ClientError:
+            _stats(ctx).record(name, ok=False, seconds=time.monotonic() - started)
+            raise
+        _stats(ctx).record(name, ok=True, seconds=time.monotonic() - started)
+        if relay.context_id:
+            partners.conversations.remember(conversation, name, relay.context_id)
+        state = relay.state
+        if state in _QUESTION:
+            answer = await ctx.ask(
+                relay.question or "the partner asks for input",
+                auth=(state is TaskState.AUTH_REQUIRED),
+            )
+            arguments = {
+                "message": answer.text() or "(no text)",
+                "task_id": relay.task_id,
+                "context_id": relay.context_id,
+            }
+            continue
+        if state is TaskState.COMPLETED:
+            if not relay.relayed_artifact and relay.question:
+                await ctx.artifact(relay.question, name="response", metadata={"agent": name})
+            return
+        why = f": {relay.question}" if relay.question else ""
+        raise SkillError(f"partner '{name}' ended the task {state_name(state)}{why}")
+
+
+async def _choose(ctx: SkillContext, partners: Partners) -> str:
+    agent = ctx.metadata.get("agent")
+    tags = ctx.metadata.get("tags")
+    agent_skill = ctx.metadata.get("agentSkill")
+    request = RouteRequest(
+        text=ctx.text,
+        agent=agent if isinstance(agent, str) else None,
+        tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+        skill=agent_skill if isinstance(agent_skill, str) else None,
+        include_skills=False,
+    )
+    if request.agent is not None:
+        partners.entry(request.agent)  # an unknown name fails with the known ones listed
+    ranked = await ScoringRouter(partners, stats=_stats(ctx)).rank(request)
+    if not ranked:
+        wanted = ", ".join(
+            part
+            for part in (
+                f"agent '{request.agent}'" if request.agent else "",
+                f"tags {list(request.tags)}" if request.tags else "",
+                f"skill '{request.skill}'" if request.skill else "",
+            )
+            if part
+        )
+        raise SkillError(
+            f"no partner agent can take this ({wanted or 'agents.yaml lists none that is up'})"
+        )
+    return ranked[0].name
+
+
+def _stats(ctx: SkillContext) -> StatsBook:
+    return ctx.agents.stats
+
+
+class _Relay:
+    """Turns one partner stream into the hub task's updates."""
+
+    def __init__(self, ctx: SkillContext, agent: str) -> None:
+        self.ctx = ctx
+        self.agent = agent
+        self.metadata: JsonObject = {"agent": agent}
+        self.state = TaskState.SUBMITTED
+        self.task_id: str | None = None
+        self.context_id: str | None = None
+        self.question: str | None = None
+        self.relayed_artifact = False
+        self.settled = False
+
+    async def take(self, event: StreamResponse) -> None:
+        if event.message is not None:
+            self.context_id = event.message.context_id or self.context_id
+            self.state, self.settled = TaskState.COMPLETED, True
+            self.question = event.message.text()
+            return
+        if event.task is not None:
+            task = event.task
+            self.task_id, self.context_id = task.id, task.context_id or self.context_id
+            for artifact in task.artifacts or []:
+                await self._artifact(artifact.parts, artifact.name, artifact.artifact_id)
+            await self._status(task.status.state, task.status.message)
+            return
+        if event.status_update is not None:
+            update = event.status_update
+            self.task_id = update.task_id
+            self.context_id = update.context_id or self.context_id
+            await self._status(update.status.state, update.status.message)
+            return
+        if event.artifact_update is not None:
+            chunk = event.artifact_update
+            self.task_id = chunk.task_id
+            await self._artifact(
+                chunk.artifact.parts,
+                chunk.artifact.name,
+                chunk.artifact.artifact_id,
+                append=chunk.append,
+                last_chunk=chunk.last_chunk or not chunk.append,
+            )
+
+    async def _status(self, state: TaskState, message: Any) -> None:
+        self.state = state
+        text = message.text() if message is not None else None
+        if state.is_terminal or state in _QUESTION:
+            self.question = text
+            self.settled = True
+        elif text:
+            await self.ctx.progress(text, metadata=self.metadata)
+
+    async def _artifact(
+        self,
+        parts: Any,
+        name: str | None,
+        artifact_id: str,
+        *,
+        append: bool = False,
+        last_chunk: bool = True,
+    ) -> None:
+        self.relayed_artifact = True
+        await self.ctx.artifact(
+            parts,
+            name=name,
+            artifact_id=f"{self.agent}-{artifact_id}",
+            append=append,
+            last_chunk=last_chunk,
+            metadata=self.metadata,
+        )
+
+    async def cancel_partner(self, partners: Partners) -> None:
+        if self.task_id is None or self.settled:
+            return
+        try:
+            client = await partners.client(self.agent)
+            await client.cancel(self.task_id)
+        except ClientError:
+            pass  # the partner may have finished meanwhile; the hub task is canceled anyway

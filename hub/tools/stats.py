@@ -1,0 +1,52 @@
+"""Recent latency and error rate per partner, as the router weighs them.
+
+Exponentially weighted: each call moves the averages a fifth of the way towards what it
+saw, so a partner that recovers is trusted again after a handful of good calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CallStats", "StatsBook"]
+
+_ALPHA = 0.2
+
+
+@dataclass(slots=True)
+class CallStats:
+    """One partner's recent calls.
+
+    Attributes:
+        calls: calls recorded so far.
+        latency: weighted average seconds per successful call (None before the first).
+        error_rate: weighted share of failed calls, 0 to 1.
+    """
+
+    calls: int = 0
+    latency: float | None = None
+    error_rate: float = 0.0
+
+    def record(self, *, ok: bool, seconds: float) -> None:
+        """Take one call into the averages."""
+        self.calls += 1
+        self.error_rate += _ALPHA * ((0.0 if ok else 1.0) - self.error_rate)
+        if ok:
+            self.latency = (
+                seconds
+                if self.latency is None
+                else (self.latency + _ALPHA * (seconds - self.latency))
+            )
+
+
+class StatsBook:
+    """`CallStats` by partner name."""
+
+    def __init__(self) -> None:
+        self._stats: dict[str, CallStats] = {}
+
+    def get(self, name: str) -> CallStats | None:
+        return self._stats.get(name)
+
+    def record(self, name: str, *, ok: bool, seconds: float) -> None:
+        self._stats.setdefault(name, CallStats()).record(ok=ok, seconds=seconds)
