@@ -355,7 +355,11 @@ def test_the_repository_config_loads_and_every_key_is_a_documented_setting() -> 
     assert settings.server.port == 8000
     assert settings.limits.task_ttl == 3600.0
     assert settings.limits.max_body == 1024 * 1024
-    assert settings.skills == [SkillRef(builtin="echo"), SkillRef(builtin="delegate")]
+    assert settings.skills == [
+        SkillRef(builtin="echo"),
+        SkillRef(builtin="delegate"),
+        SkillRef(builtin="swarm"),
+    ]
 
     docs = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for dotted in _keys(yaml.safe_load(path.read_text(encoding="utf-8"))):

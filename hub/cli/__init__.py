@@ -10,13 +10,14 @@ from typing import Any
 
 import anyio
 
-from hub.cli.agents import agents, call, route
+from hub.cli.agents import agents, call, route, swarm
 from hub.cli.direct import send, tasks
 from hub.cli.serve import serve
 from hub.config import Settings, load_settings
 from hub.errors import ClientError, ConfigError, HubError, ProtocolError
 from hub.server.card import CardDocument, build_card
 from hub.skills import load_skills
+from hub.swarm import STRATEGIES
 
 __all__ = ["main"]
 
@@ -88,6 +89,23 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--agent", help="only this partner")
     route.add_argument("--skill", help="a skill id the candidate must offer")
     route.add_argument("--json", action="store_true", help="print JSON")
+
+    swarm = commands.add_parser(
+        "swarm", help="send a message to several partners at once", parents=[registry]
+    )
+    swarm.add_argument("text", help="the message text")
+    swarm.add_argument("--strategy", default="broadcast", choices=STRATEGIES)
+    swarm.add_argument("--tag", action="append", help="use partners with this tag (repeat)")
+    swarm.add_argument("--agent", action="append", help="use this partner (repeat; in order)")
+    swarm.add_argument("--skill", help="a skill id the partners must offer")
+    swarm.add_argument("--limit", type=int, help="at most this many partners")
+    swarm.add_argument("--quorum", type=int, help="vote: how many must agree")
+    swarm.add_argument("--judge", help="best_of: the partner that picks the best answer")
+    swarm.add_argument("--items", help="map: a JSON list of items")
+    swarm.add_argument("--concurrency", type=int, default=8, help="branches at once")
+    swarm.add_argument("--branch-deadline", type=float, help="seconds per branch")
+    swarm.add_argument("--deadline", type=float, help="seconds for the whole swarm")
+    swarm.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -143,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             status = anyio.run(agents, args, settings)
         elif args.command == "route":
             status = anyio.run(route, args, settings)
+        elif args.command == "swarm":
+            status = anyio.run(swarm, args, settings)
         else:
             status = anyio.run(call, args, settings)
     except ConfigError as exc:

@@ -1,10 +1,11 @@
-"""`a2a-hub agents list|show|check|refresh`, `a2a-hub call` and `a2a-hub route`: the partners
-of agents.yaml."""
+"""`a2a-hub agents list|show|check|refresh`, `call`, `route` and `swarm`: the partners of
+agents.yaml."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from typing import Any
 
@@ -17,10 +18,10 @@ from hub.registry import AgentEntry, Registry
 from hub.runtime import registry_for
 from hub.skills import load_skills
 from hub.skills.delegate import ROUTING_SKILLS
-from hub.swarm import RouteRequest, ScoringRouter
+from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
 from hub.tools import PartnerHealth, Partners, ToolResult
 
-__all__ = ["agents", "call", "route"]
+__all__ = ["agents", "call", "route", "swarm"]
 
 
 async def agents(args: argparse.Namespace, settings: Settings) -> int:
@@ -91,6 +92,63 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
         for reason in candidate.reasons:
             print(f"     {reason}")
     return 0
+
+
+async def swarm(args: argparse.Namespace, settings: Settings) -> int:
+    """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
+    ends, then the strategy's answer."""
+    registry = registry_for(settings, args.agents)
+    items = None
+    if args.items is not None:
+        try:
+            items = json.loads(args.items)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"a2a-hub: --items is not valid JSON ({exc.msg})") from None
+        if not isinstance(items, list):
+            raise SystemExit("a2a-hub: --items must be a JSON list")
+
+    async def show(branch: Branch) -> None:
+        if not args.json:
+            outcome = branch.answer if branch.ok else branch.error
+            print(f"[{branch.agent}] {branch.state}" + (f": {outcome}" if outcome else ""))
+
+    async with Partners(registry) as partners:
+        chosen = await choose_partners(
+            partners,
+            text=args.text,
+            agents=args.agent,
+            tags=args.tag or (),
+            skill=args.skill,
+            limit=args.limit,
+        )
+        if not chosen:
+            print("a2a-hub: no partner agent matches", file=sys.stderr)
+            return 1
+        try:
+            result = await run_swarm(
+                partners,
+                args.text,
+                strategy=args.strategy,
+                agents=chosen,
+                concurrency=args.concurrency,
+                branch_deadline=args.branch_deadline,
+                deadline=args.deadline,
+                quorum=args.quorum,
+                judge=partners[args.judge] if args.judge else None,
+                items=items,
+                skill=args.skill,
+                on_branch=show,
+            )
+        except ValueError as exc:
+            raise SystemExit(f"a2a-hub: {exc}") from None
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        verdict = "answer" if result.ok else "no answer"
+        print(f"{result.strategy}: {verdict} ({result.reason})")
+        if result.answer is not None:
+            print(result.answer)
+    return 0 if result.ok else 1
 
 
 def _list(registry: Registry, *, as_json: bool) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from hub.errors import SkillError
 from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
+from hub.swarm import Branch, SwarmResult, choose_partners, run_swarm
 from hub.tasks import TaskRun
 from hub.tools import Partners, Toolbox
 
@@ -60,6 +61,73 @@ class SkillContext:
         """The partner agents of agents.yaml by name: `await ctx.agents["research"].call(
         message="...")` returns a `ToolResult`. Calls carry this task's trace and deadline."""
         return self.tools.partners
+
+    async def swarm(
+        self,
+        message: str | None = None,
+        *,
+        strategy: str = "broadcast",
+        agents: Sequence[str] | None = None,
+        tag: str | Sequence[str] = (),
+        skill: str | None = None,
+        limit: int | None = None,
+        quorum: int | None = None,
+        judge: str | None = None,
+        items: Sequence[Any] | None = None,
+        concurrency: int = 8,
+        branch_deadline: float | None = None,
+        deadline: float | None = None,
+    ) -> SwarmResult:
+        """Send `message` (default: this task's text) to several partners at once.
+
+        Args:
+            strategy: `broadcast`, `race`, `vote`, `best_of`, `map` or `chain`.
+            agents: the partners to use; by default the router's choice by `tag`, `skill`
+                and the message's words (at most `limit`).
+            quorum: `vote`: how many must agree (default: a majority).
+            judge: `best_of`: the tool that picks (`a2a_<partner>` or `skill_<id>`).
+            items: `map`: the items to split across the partners.
+            concurrency: branches running at once.
+            branch_deadline: seconds per branch; deadline: seconds for the whole swarm.
+
+        Returns:
+            The `SwarmResult`: `ok`, `answer`, `reason` and every branch. A swarm that reached
+            no answer is returned, not raised; `raise ctx.fail(result.reason)` fails the task.
+
+        Raises:
+            SkillError: no partner matches, or the arguments do not fit the strategy.
+        """
+        text = self.text if message is None else message
+        tags = [tag] if isinstance(tag, str) else list(tag)
+        try:
+            chosen = await choose_partners(
+                self.agents, text=text, agents=agents, tags=tags, skill=skill, limit=limit
+            )
+            if not chosen:
+                raise SkillError(f"no partner agent matches the swarm (tags {tags or 'any'})")
+            return await run_swarm(
+                self.agents,
+                text,
+                strategy=strategy,
+                agents=chosen,
+                concurrency=concurrency,
+                branch_deadline=branch_deadline,
+                deadline=deadline,
+                quorum=quorum,
+                judge=self.tools[judge] if judge else None,
+                items=items,
+                skill=skill,
+                on_branch=self._report_branch if self._run is not None else None,
+            )
+        except (ValueError, KeyError) as exc:
+            raise SkillError(f"swarm: {exc}") from None
+
+    async def _report_branch(self, branch: Branch) -> None:
+        outcome = branch.answer if branch.ok else branch.error
+        await self.progress(
+            f"{branch.agent}: {branch.state}" + (f" ({outcome[:200]})" if outcome else ""),
+            metadata={"agent": branch.agent, "branch": branch.index, "state": branch.state},
+        )
 
     @property
     def task_id(self) -> str | None:

@@ -25,7 +25,7 @@ from hub.tools.result import state_name
 
 __all__ = ["ROUTING_SKILLS", "delegate"]
 
-ROUTING_SKILLS = ("delegate",)
+ROUTING_SKILLS = ("delegate", "swarm")
 """Skills that route work elsewhere: never themselves a routing candidate."""
 
 _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)

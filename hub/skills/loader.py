@@ -13,10 +13,11 @@ from hub.skills.api import LocalSkill, Skill
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.process import build_process_skill
+from hub.skills.swarm import swarm
 
 __all__ = ["BUILTIN_SKILLS", "load_skills"]
 
-BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo, "delegate": delegate}
+BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo, "delegate": delegate, "swarm": swarm}
 
 
 def _import(reference: str) -> Skill:

@@ -29,7 +29,7 @@ from hub.errors import ClientError
 from hub.protocol import AgentCard, AgentSkill
 from hub.tools import Partners, StatsBook
 
-__all__ = ["Candidate", "RouteRequest", "Router", "ScoringRouter"]
+__all__ = ["Candidate", "RouteRequest", "Router", "ScoringRouter", "choose_partners"]
 
 _WORD = re.compile(r"[a-z0-9]{3,}")
 _STOP = frozenset(
@@ -232,3 +232,27 @@ def _score_skills(
             score += points
             reasons.append(f"words {', '.join(hits_text[:5])} +{points:g}")
     return Candidate(kind=kind, name=name, score=score, reasons=tuple(reasons), skill=matched_skill)
+
+
+async def choose_partners(
+    partners: Partners,
+    *,
+    text: str = "",
+    agents: Sequence[str] | None = None,
+    tags: Sequence[str] = (),
+    skill: str | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """The partners a swarm should use: `agents` as given (each must be known), or the router's
+    ranking by tags, skill and text (best first, at most `limit`).
+
+    Raises:
+        UnknownAgentError: a named agent is not in agents.yaml.
+    """
+    if agents:
+        for name in agents:
+            partners.entry(name)
+        return list(agents)[:limit]
+    request = RouteRequest(text=text, tags=tuple(tags), skill=skill, include_skills=False)
+    ranked = await ScoringRouter(partners).rank(request)
+    return [candidate.name for candidate in ranked][:limit]

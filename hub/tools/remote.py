@@ -5,10 +5,12 @@ canceled, rejected, or stopped on a question (input-required, auth-required). A 
 streams is followed over its stream (resumed if cut); one that does not is sent the message and
 then polled with GetTask, with back-off, while its task is still running. The whole call ends
 within the partner's `timeout.deadline` and the caller's own deadline, whichever comes first.
+A call given up on (canceled, or past its deadline) cancels the partner's task.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 import anyio
 
 from hub.client import A2AClient
-from hub.errors import AgentTimeoutError, InvalidAgentResponseError
+from hub.errors import AgentTimeoutError, ClientError, InvalidAgentResponseError, ProtocolError
 from hub.protocol import AgentCard, Message, StreamResponse, Task
 from hub.protocol.trace import current_scope
 from hub.tools.arguments import input_schema, parse_arguments
@@ -29,6 +31,7 @@ __all__ = ["TOOL_PREFIX", "RemoteAgentTool"]
 TOOL_PREFIX = "a2a_"
 _POLL_FIRST = 0.05
 _POLL_MAX = 2.0
+_CANCEL_WAIT = 5.0
 
 ClientSource = Callable[[], Awaitable[A2AClient]]
 
@@ -69,16 +72,21 @@ class RemoteAgentTool(DefinedTool):
         client = await self._client()
         message, metadata = args.to_message(), args.metadata()
         limit = _limit(client)
+        pending = _Pending()
         try:
             with anyio.fail_after(limit):
                 if client.card.capabilities.streaming:
-                    reply = await _follow_stream(client, message, metadata)
+                    reply = await _follow_stream(client, message, metadata, pending)
                 else:
-                    reply = await _send_and_poll(client, message, metadata)
+                    reply = await _send_and_poll(client, message, metadata, pending)
         except TimeoutError:
+            await pending.abandon(client)
             raise AgentTimeoutError(
                 f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
             ) from None
+        except anyio.get_cancelled_exc_class():
+            await pending.abandon(client)
+            raise
         return ToolResult.from_reply(self.name, self.agent, reply)
 
     @asynccontextmanager
@@ -110,13 +118,37 @@ def _limit(client: A2AClient) -> float | None:
     return scope.within(own) if scope is not None else own
 
 
+class _Pending:
+    """The partner task a call is waiting for, so a call given up on cancels it there."""
+
+    def __init__(self) -> None:
+        self.task_id: str | None = None
+
+    async def abandon(self, client: A2AClient) -> None:
+        task_id, self.task_id = self.task_id, None
+        if task_id is None:
+            return
+        # Already finished, or the partner is gone: then there is nothing left to stop.
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(_CANCEL_WAIT),
+            contextlib.suppress(ClientError, ProtocolError),
+        ):
+            await client.cancel(task_id)
+
+
 async def _follow_stream(
-    client: A2AClient, message: Message, metadata: dict[str, Any] | None
+    client: A2AClient,
+    message: Message,
+    metadata: dict[str, Any] | None,
+    pending: _Pending | None = None,
 ) -> Task | Message:
     fold = TaskFold()
     async with client.stream(message, metadata=metadata) as events:
         async for event in events:
             fold.add(event)
+            if pending is not None and fold.task is not None:
+                pending.task_id = None if fold.settled else fold.task.id
             if fold.settled:
                 break
     reply = fold.reply()
@@ -126,23 +158,30 @@ async def _follow_stream(
         )
     if isinstance(reply, Task) and not fold.settled:
         # The stream ended (resumed as far as it could) before the task settled.
-        return await _poll(client, reply)
+        return await _poll(client, reply, pending)
     return reply
 
 
 async def _send_and_poll(
-    client: A2AClient, message: Message, metadata: dict[str, Any] | None
+    client: A2AClient,
+    message: Message,
+    metadata: dict[str, Any] | None,
+    pending: _Pending | None = None,
 ) -> Task | Message:
     reply = await client.send(message, metadata=metadata)
     if isinstance(reply, Message):
         return reply
-    return await _poll(client, reply)
+    return await _poll(client, reply, pending)
 
 
-async def _poll(client: A2AClient, task: Task) -> Task:
+async def _poll(client: A2AClient, task: Task, pending: _Pending | None = None) -> Task:
     delay = _POLL_FIRST
     while not (task.status.state.is_terminal or task.status.state.is_interrupted):
+        if pending is not None:
+            pending.task_id = task.id
         await anyio.sleep(delay)
         delay = min(delay * 2, _POLL_MAX)
         task = await client.get_task(task.id)
+    if pending is not None:
+        pending.task_id = None
     return task

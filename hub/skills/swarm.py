@@ -1,0 +1,78 @@
+"""The built-in `swarm` skill: one message to several partners at once, combined by a strategy.
+
+Metadata of the request (all optional but `strategy` for anything but a broadcast):
+`strategy` (`broadcast`, `race`, `vote`, `best_of`, `map`, `chain`), `agents` (names),
+`tags`, `agentSkill`, `limit`, `quorum`, `judge` (a tool name), `items` (for `map`; a list
+sent as a data part works too), `concurrency`, `branchDeadline` and `deadline` (seconds).
+
+Each branch's end is reported as a progress update naming the partner; the result is one
+artifact `swarm` holding the answer as text and every branch as data. The task fails when
+the strategy reaches no answer, with the reason (the artifact still shows every branch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.protocol import Part
+from hub.skills.api import skill
+from hub.skills.context import SkillContext
+
+__all__ = ["swarm"]
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _names(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+@skill(
+    id="swarm",
+    name="Swarm",
+    description="Sends the message to several partner agents at once and combines their "
+    "answers: broadcast, race, vote, best_of, map or chain (metadata.strategy).",
+    tags=["swarm", "route"],
+    examples=["Translate 'good morning' into French"],
+)
+async def swarm(ctx: SkillContext) -> list[Part]:
+    meta = ctx.metadata
+    items: Any = meta.get("items")
+    if items is None and ctx.data and isinstance(ctx.data[0], list):
+        items = ctx.data[0]
+    quorum, limit, concurrency = (
+        _number(meta.get(key)) for key in ("quorum", "limit", "concurrency")
+    )
+    strategy = meta.get("strategy", "broadcast")
+    judge, agent_skill = meta.get("judge"), meta.get("agentSkill")
+    result = await ctx.swarm(
+        strategy=strategy if isinstance(strategy, str) else "broadcast",
+        agents=_names(meta.get("agents")) or None,
+        tag=_names(meta.get("tags")) or _names(meta.get("tag")),
+        skill=agent_skill if isinstance(agent_skill, str) else None,
+        limit=int(limit) if limit else None,
+        quorum=int(quorum) if quorum else None,
+        judge=judge if isinstance(judge, str) else None,
+        items=items if isinstance(items, list) else None,
+        concurrency=int(concurrency) if concurrency else 8,
+        branch_deadline=_number(meta.get("branchDeadline")),
+        deadline=_number(meta.get("deadline")),
+    )
+    # The branches are reported whether or not the strategy reached an answer.
+    await ctx.artifact(
+        [
+            Part(text=result.answer or result.reason),
+            Part(data=result.to_dict(), media_type="application/json"),
+        ],
+        name="swarm",
+        metadata={"strategy": result.strategy, "reason": result.reason},
+    )
+    if not result.ok:
+        raise ctx.fail(f"swarm ({result.strategy}) reached no answer: {result.reason}")
+    return []

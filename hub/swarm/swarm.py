@@ -1,0 +1,389 @@
+"""Swarms: one request sent to several partners at once, combined by a strategy.
+
+- `broadcast`: every candidate gets the message; the answer is every completed answer, in
+  candidate order.
+- `race`: every candidate gets it; the first to complete wins, and the others are canceled
+  (on the partner side too).
+- `vote`: every candidate gets it; the answer is the one a majority gave (compared
+  normalised: case, spaces and end punctuation ignored), if at least `quorum` agree.
+- `best_of`: every candidate gets it; a judge (a partner's or a local skill's tool) is shown
+  the completed answers and names the best.
+- `map`: `items` are split across the candidates, one item per call; the answers come back
+  in the items' order.
+- `chain`: the candidates one after another, each given the previous answer; the answer is
+  the last one.
+
+Each branch (one call to one partner) has its own deadline (`branch_deadline`), the whole
+swarm an overall one (`deadline`), and at most `concurrency` branches run at once. A failed
+branch is reported, not raised: the swarm fails only when its strategy cannot give an answer
+(no branch completed, no quorum, a chain link broke, an item of a map failed).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from hub.errors import ClientError, HubError, ProtocolError
+from hub.tools import Partners, Tool, ToolResult
+
+__all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
+
+Strategy = Literal["broadcast", "race", "vote", "best_of", "map", "chain"]
+STRATEGIES: tuple[str, ...] = ("broadcast", "race", "vote", "best_of", "map", "chain")
+
+_END_PUNCTUATION = re.compile(r"[\s.!?;:,'\"]+$")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass(slots=True, kw_only=True)
+class Branch:
+    """One call of the swarm: which partner, what it was asked, how it ended."""
+
+    agent: str
+    index: int
+    state: str = "pending"
+    """`completed`, `failed`, `canceled`, `rejected`, `input-required`, `auth-required`,
+    `timeout`, `error` (could not be called) or `skipped` (never started)."""
+    answer: str | None = None
+    error: str | None = None
+    task_id: str | None = None
+    seconds: float | None = None
+    item: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "completed"
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"agent": self.agent, "index": self.index, "state": self.state}
+        for key in ("answer", "error", "task_id", "seconds", "item"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = round(value, 3) if key == "seconds" else value
+        return out
+
+
+@dataclass(slots=True, kw_only=True)
+class SwarmResult:
+    """What the swarm gives back: its answer (if the strategy reached one) and every branch."""
+
+    strategy: str
+    ok: bool
+    answer: str | None
+    branches: list[Branch]
+    reason: str = ""
+    """Why the strategy reached its answer, or why it could not."""
+    answers: list[str] = field(default_factory=list)
+    """broadcast and map: every answer, in order."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "ok": self.ok,
+            "answer": self.answer,
+            "answers": self.answers,
+            "reason": self.reason,
+            "branches": [branch.to_dict() for branch in self.branches],
+        }
+
+
+def normalise(answer: str) -> str:
+    """An answer as votes compare it: lowercase, single spaces, no trailing punctuation."""
+    return _END_PUNCTUATION.sub("", " ".join(answer.lower().split()))
+
+
+async def run_swarm(
+    partners: Partners,
+    message: str,
+    *,
+    strategy: str,
+    agents: Sequence[str],
+    concurrency: int = 8,
+    branch_deadline: float | None = None,
+    deadline: float | None = None,
+    quorum: int | None = None,
+    judge: Tool | None = None,
+    items: Sequence[Any] | None = None,
+    skill: str | None = None,
+    on_branch: Callable[[Branch], Awaitable[None]] | None = None,
+) -> SwarmResult:
+    """Run `message` across `agents` with `strategy` (see the module docstring).
+
+    Args:
+        partners: the partner agents.
+        message: the request's text.
+        strategy: one of `STRATEGIES`.
+        agents: the partners to use, in order (the chain's order; map's round robin).
+        concurrency: branches running at once.
+        branch_deadline: seconds one branch may take (None: the partner's own limits).
+        deadline: seconds the whole swarm may take.
+        quorum: `vote`: how many must agree (default: a majority of the branches).
+        judge: `best_of`: the tool that picks the best answer.
+        items: `map`: the items to split across the partners.
+        skill: the partners' skill to ask for.
+        on_branch: awaited with each branch as it ends (for progress reports).
+
+    Raises:
+        ValueError: an unknown strategy, no agents, `map` without items, `best_of` without
+            a judge.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if not agents:
+        raise ValueError("a swarm needs at least one partner")
+    runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch)
+    with anyio.move_on_after(deadline) as overall:
+        if strategy == "chain":
+            result = await _chain(runner, message, agents)
+        elif strategy == "map":
+            if items is None:
+                raise ValueError("the map strategy needs items")
+            result = await _map(runner, message, agents, items)
+        else:
+            if strategy == "best_of" and judge is None:
+                raise ValueError("the best_of strategy needs a judge")
+            branches = [Branch(agent=name, index=i) for i, name in enumerate(agents)]
+            runner.branches = branches
+            if strategy == "race":
+                result = await _race(runner, message, branches)
+            else:
+                await runner.all(message, branches)
+                result = await _combine(strategy, branches, quorum, judge, message)
+    if overall.cancelled_caught:
+        branches = runner.branches
+        for branch in branches:
+            if branch.state in ("pending", "canceled"):
+                branch.state = "timeout" if branch.state == "canceled" else "skipped"
+                branch.error = "the swarm's overall deadline passed"
+        return _finish(strategy, branches, f"the swarm did not finish within {deadline:g} s")
+    return result
+
+
+class _Runner:
+    """Calls partners for branches, within the concurrency cap and the branch deadline."""
+
+    def __init__(
+        self,
+        partners: Partners,
+        skill: str | None,
+        branch_deadline: float | None,
+        cap: int,
+        on_branch: Callable[[Branch], Awaitable[None]] | None,
+    ) -> None:
+        self.on_branch = on_branch
+        self.partners = partners
+        self.skill = skill
+        self.branch_deadline = branch_deadline
+        self.limiter = anyio.CapacityLimiter(cap)
+        self.branches: list[Branch] = []
+        """Every branch the strategy plans, started or not (reported if the swarm times out)."""
+
+    async def call(self, branch: Branch, message: str) -> None:
+        arguments: dict[str, Any] = {"message": message}
+        if self.skill:
+            arguments["skill"] = self.skill
+        async with self.limiter:
+            started = time.monotonic()
+            try:
+                with anyio.fail_after(self.branch_deadline):
+                    result = await self.partners[branch.agent].call(**arguments)
+            except TimeoutError:
+                branch.state = "timeout"
+                branch.error = f"no answer within {self.branch_deadline:g} s"
+            except (ClientError, ProtocolError, HubError) as exc:
+                branch.state, branch.error = "error", str(exc)
+            except anyio.get_cancelled_exc_class():
+                # The swarm stopped this branch (a race was won, the deadline passed); the
+                # partner's task was canceled by the tool.
+                branch.state = "canceled"
+                branch.seconds = time.monotonic() - started
+                raise
+            else:
+                _settle(branch, result)
+            branch.seconds = time.monotonic() - started
+            self.partners.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
+        if self.on_branch is not None:
+            await self.on_branch(branch)
+
+    async def all(self, message: str, branches: Sequence[Branch]) -> None:
+        async with anyio.create_task_group() as group:
+            for branch in branches:
+                group.start_soon(self.call, branch, message)
+
+
+def _settle(branch: Branch, result: ToolResult) -> None:
+    branch.state = result.state
+    branch.task_id = result.task_id
+    if result.ok:
+        branch.answer = result.text
+    else:
+        branch.error = result.message or f"the partner ended the task {result.state}"
+
+
+async def _race(runner: _Runner, message: str, branches: list[Branch]) -> SwarmResult:
+    winner: Branch | None = None
+    async with anyio.create_task_group() as group:
+
+        async def one(branch: Branch) -> None:
+            nonlocal winner
+            await runner.call(branch, message)
+            if branch.ok and winner is None:
+                winner = branch
+                group.cancel_scope.cancel()
+
+        for branch in branches:
+            group.start_soon(one, branch)
+    for branch in branches:
+        if branch.state == "pending" or (
+            branch is not winner
+            and branch.state == "timeout"
+            and winner is not None
+            and branch.error is None
+        ):
+            branch.state, branch.error = "canceled", "another partner answered first"
+    if winner is None:
+        return _finish("race", branches, "no partner completed")
+    return SwarmResult(
+        strategy="race",
+        ok=True,
+        answer=winner.answer,
+        branches=branches,
+        reason=f"'{winner.agent}' answered first",
+    )
+
+
+async def _combine(
+    strategy: str, branches: list[Branch], quorum: int | None, judge: Tool | None, message: str
+) -> SwarmResult:
+    done = [branch for branch in branches if branch.ok and branch.answer is not None]
+    if not done:
+        return _finish(strategy, branches, "no partner completed")
+    if strategy == "broadcast":
+        answers = [branch.answer or "" for branch in done]
+        return SwarmResult(
+            strategy=strategy,
+            ok=True,
+            answer="\n\n".join(answers),
+            answers=answers,
+            branches=branches,
+            reason=f"{len(done)} of {len(branches)} partners completed",
+        )
+    if strategy == "vote":
+        return _vote(branches, done, quorum or (len(branches) // 2 + 1))
+    assert judge is not None
+    return await _judge(branches, done, judge, message)
+
+
+def _vote(branches: list[Branch], done: list[Branch], quorum: int) -> SwarmResult:
+    counts = Counter(normalise(branch.answer or "") for branch in done)
+    top, votes = counts.most_common(1)[0]
+    tied = [answer for answer, n in counts.items() if n == votes]
+    tally = ", ".join(f"{n} x '{answer}'" for answer, n in counts.most_common())
+    if votes < quorum or len(tied) > 1:
+        why = "a tie" if len(tied) > 1 else f"{votes} agree, {quorum} needed"
+        return _finish("vote", branches, f"no quorum: {why} ({tally})")
+    answer = next(b.answer for b in done if normalise(b.answer or "") == top)
+    return SwarmResult(
+        strategy="vote",
+        ok=True,
+        answer=answer,
+        branches=branches,
+        reason=f"{votes} of {len(branches)} agree (quorum {quorum}; {tally})",
+    )
+
+
+async def _judge(
+    branches: list[Branch], done: list[Branch], judge: Tool, message: str
+) -> SwarmResult:
+    listing = "\n\n".join(f"Answer {i}:\n{b.answer}" for i, b in enumerate(done, 1))
+    prompt = (
+        f"Which answer to this request is best?\n\nRequest:\n{message}\n\n{listing}\n\n"
+        "Reply with the number of the best answer only."
+    )
+    try:
+        verdict = await judge.call(message=prompt)
+    except (ClientError, ProtocolError) as exc:
+        return _finish("best_of", branches, f"the judge '{judge.name}' failed: {exc}")
+    match = _NUMBER.search(verdict.text or "")
+    choice = int(match.group()) if match else 0
+    if not verdict.ok or not 1 <= choice <= len(done):
+        return _finish(
+            "best_of",
+            branches,
+            f"the judge '{judge.name}' named no answer (it said {verdict.text[:100]!r})",
+        )
+    best = done[choice - 1]
+    return SwarmResult(
+        strategy="best_of",
+        ok=True,
+        answer=best.answer,
+        branches=branches,
+        reason=f"the judge '{judge.name}' chose '{best.agent}' (answer {choice})",
+    )
+
+
+async def _map(
+    runner: _Runner, message: str, agents: Sequence[str], items: Sequence[Any]
+) -> SwarmResult:
+    branches = [
+        Branch(agent=agents[i % len(agents)], index=i, item=item) for i, item in enumerate(items)
+    ]
+    runner.branches = branches
+    async with anyio.create_task_group() as group:
+        for branch in branches:
+            text = f"{message}\n\n{branch.item}" if message else str(branch.item)
+            group.start_soon(runner.call, branch, text)
+    failed = [branch for branch in branches if not branch.ok]
+    answers = [branch.answer or "" for branch in branches]
+    if failed:
+        return _finish(
+            "map", branches, f"{len(failed)} of {len(items)} items failed", answers=answers
+        )
+    return SwarmResult(
+        strategy="map",
+        ok=True,
+        answer="\n".join(answers),
+        answers=answers,
+        branches=branches,
+        reason=f"{len(items)} items across {len(set(agents))} partners",
+    )
+
+
+async def _chain(runner: _Runner, message: str, agents: Sequence[str]) -> SwarmResult:
+    branches = [Branch(agent=name, index=i) for i, name in enumerate(agents)]
+    runner.branches = branches
+    current = message
+    for branch in branches:
+        await runner.call(branch, current)
+        if not branch.ok:
+            for later in branches[branch.index + 1 :]:
+                later.state = "skipped"
+            return _finish("chain", branches, f"'{branch.agent}' broke the chain")
+        current = branch.answer or ""
+    return SwarmResult(
+        strategy="chain",
+        ok=True,
+        answer=current,
+        branches=branches,
+        reason=f"{len(branches)} partners in turn",
+    )
+
+
+def _finish(
+    strategy: str, branches: list[Branch], reason: str, *, answers: list[str] | None = None
+) -> SwarmResult:
+    return SwarmResult(
+        strategy=strategy,
+        ok=False,
+        answer=None,
+        branches=branches,
+        reason=reason,
+        answers=answers or [],
+    )
