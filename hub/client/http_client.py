@@ -25,8 +25,8 @@ __all__ = ["add_trace_headers", "build_http_client"]
 
 def build_http_client(
     *,
-    max_connections: int = 100,
-    max_keepalive: int = 20,
+    max_connections: int = 512,
+    max_keepalive: int = 64,
     headers: Mapping[str, str] | None = None,
     timeout: httpx.Timeout | None = None,
 ) -> httpx.AsyncClient:

@@ -66,27 +66,49 @@ class RetryPolicy:
         return self._retrying(_WRITE_RETRYABLE)
 
     async def call(self, operation: Callable[[], Awaitable[T]], *, idempotent: bool) -> T:
-        """Run `operation` under the reads or the writes policy; the last error is raised."""
-        retrying = self.for_reads() if idempotent else self.for_writes()
+        """Run `operation` under the reads or the writes policy; the last error is raised.
+
+        The first try runs without tenacity (most calls succeed at once, and building its
+        controller costs more than the call's own bookkeeping); only a retryable failure
+        hands the remaining tries to it, with the same back-off as if it had run them all.
+        """
+        retryable = _READ_RETRYABLE if idempotent else _WRITE_RETRYABLE
+        try:
+            return await operation()
+        except retryable as exc:
+            if self.attempts <= 1 or not _within_retry_after(self.max_retry_after).allows(exc):
+                raise
+            await anyio.sleep(self._delay(exc, attempt=1))
+        retrying = self._retrying(retryable, attempts=self.attempts - 1, offset=1)
         async for attempt in retrying:
             with attempt:
                 return await operation()
         raise AssertionError("unreachable: tenacity reraises the last error")  # pragma: no cover
 
-    def _retrying(self, retryable: tuple[type[BaseException], ...]) -> AsyncRetrying:
+    def _retrying(
+        self,
+        retryable: tuple[type[BaseException], ...],
+        *,
+        attempts: int | None = None,
+        offset: int = 0,
+    ) -> AsyncRetrying:
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome is not None else None
+            return self._delay(error, attempt=state.attempt_number + offset)
+
         return AsyncRetrying(
-            stop=stop_after_attempt(self.attempts),
+            stop=stop_after_attempt(self.attempts if attempts is None else attempts),
             retry=retry_if_exception_type(retryable) & _within_retry_after(self.max_retry_after),
-            wait=self._wait,
+            wait=wait,
             sleep=anyio.sleep,
             reraise=True,
         )
 
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
+    def _delay(self, error: BaseException | None, *, attempt: int) -> float:
+        """Seconds to wait after failed try number `attempt` (1-based)."""
         if isinstance(error, AgentBusyError) and error.retry_after is not None:
             return min(error.retry_after, self.max_retry_after)
-        backoff = self.base_delay * 2 ** (state.attempt_number - 1)
+        backoff = self.base_delay * 2 ** (attempt - 1)
         # Full jitter keeps many callers of one recovering partner from retrying in step.
         return random.uniform(0, min(backoff, self.max_delay))
 
@@ -99,6 +121,9 @@ class _within_retry_after(retry_base):
 
     def __call__(self, state: RetryCallState) -> bool:
         error = state.outcome.exception() if state.outcome is not None else None
+        return self.allows(error)
+
+    def allows(self, error: BaseException | None) -> bool:
         if isinstance(error, AgentBusyError) and error.retry_after is not None:
             return error.retry_after <= self._limit
         return True

@@ -21,6 +21,7 @@ branch is reported, not raised: the swarm fails only when its strategy cannot gi
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import Counter
@@ -192,7 +193,8 @@ class _Runner:
         async with self.limiter:
             started = time.monotonic()
             try:
-                with anyio.fail_after(self.branch_deadline):
+                limit = self.branch_deadline
+                with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
                     result = await self.partners[branch.agent].call(**arguments)
             except TimeoutError:
                 branch.state = "timeout"

@@ -74,7 +74,8 @@ class RemoteAgentTool(DefinedTool):
         limit = _limit(client)
         pending = _Pending()
         try:
-            with anyio.fail_after(limit):
+            # A cancel scope costs; a call with no deadline goes without one.
+            with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
                 if client.card.capabilities.streaming:
                     reply = await _follow_stream(client, message, metadata, pending)
                 else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from tenacity import Future, RetryCallState
 
 from hub.client import A2AClient, BreakerConfig, CircuitBreaker, RetryPolicy, choose_interface
 from hub.client.http_errors import retry_after_seconds, translate_http_errors
@@ -88,11 +87,11 @@ async def test_a_retry_after_beyond_the_cap_is_raised_not_waited_for() -> None:
 
 def test_the_wait_honours_retry_after_within_the_cap() -> None:
     policy = RetryPolicy(max_retry_after=5.0)
-    call = RetryCallState(policy.for_reads(), fn=None, args=(), kwargs={})
-    outcome = Future(1)
-    outcome.set_exception(AgentBusyError("busy", code=429, retry_after=2.0))
-    call.outcome = outcome
-    assert policy._wait(call) == 2.0
+    busy = AgentBusyError("busy", code=429, retry_after=2.0)
+
+    assert policy._delay(busy, attempt=1) == 2.0
+    assert policy._delay(busy, attempt=3) == 2.0
+    assert 0 <= policy._delay(AgentUnreachableError("down"), attempt=3) <= 0.4
 
 
 @pytest.mark.parametrize(
