@@ -9,7 +9,11 @@ HubError
 │   │   └── ContentTypeError                       body is not sent as JSON (HTTP 415)
 │   ├── MethodNotFoundError                -32601  no such method or route
 │   ├── InvalidParamsError                 -32602  params do not match the method's schema
-│   │   └── LimitExceededError                     a configured limit was reached (HTTP 429)
+│   │   ├── LimitExceededError                     a configured limit was reached (HTTP 429)
+│   │   │   └── RateLimitedError                   over the request rate (429, Retry-After)
+│   │   ├── SkillNotAllowedError                   a skill outside the caller's scope (403)
+│   │   └── UnsafeUrlError                         a URL the hub may not call (SSRF guard)
+│   ├── UnauthenticatedError           -32000  no valid credential (HTTP 401)
 │   ├── InternalError                      -32603  an unexpected failure inside the hub
 │   ├── TaskNotFoundError                  -32001
 │   ├── TaskNotCancelableError             -32002
@@ -79,12 +83,16 @@ __all__ = [
     "PayloadTooLargeError",
     "ProtocolError",
     "PushNotificationNotSupportedError",
+    "RateLimitedError",
     "RemoteRpcError",
     "SkillError",
+    "SkillNotAllowedError",
     "StoreError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "UnauthenticatedError",
     "UnknownAgentError",
+    "UnsafeUrlError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
 ]
@@ -173,8 +181,63 @@ class LimitExceededError(InvalidParamsError):
     rpc_status = "RESOURCE_EXHAUSTED"
 
 
+class RateLimitedError(LimitExceededError):
+    """The caller sent more requests than `limits.requests_per_second` (with `limits.burst`)
+    allows; sent with HTTP 429 on both bindings, and `Retry-After`.
+
+    Attributes:
+        retry_after: seconds until the caller's next request would be let through.
+    """
+
+    reason = "RATE_LIMITED"
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class SkillNotAllowedError(InvalidParamsError):
+    """The message asks for a local skill the caller's credential is not scoped to (the
+    card lists every skill, so the skill's existence is no secret)."""
+
+    reason = "SKILL_NOT_ALLOWED"
+    http_status = 403
+    rpc_status = "PERMISSION_DENIED"
+
+
+class UnsafeUrlError(InvalidParamsError):
+    """A caller-supplied URL the hub will not call: not http(s), or its host resolves to a
+    loopback, private, link-local, multicast or unspecified address that is not allow-listed
+    (or does not resolve at all, so it cannot be checked)."""
+
+    reason = "UNSAFE_URL"
+
+
 class InternalError(ProtocolError):
     pass
+
+
+class UnauthenticatedError(ProtocolError):
+    """Auth is on and the request carries no credential, or one the hub does not know; sent
+    with HTTP 401 and a `WWW-Authenticate` challenge on both bindings.
+
+    A2A defines no JSON-RPC code for this (§3.3.2 maps it to HTTP 401 only), so the code is
+    -32000: JSON-RPC 2.0 leaves -32000 … -32099 to the server, and A2A takes -32001 … -32099
+    (§9.5), which leaves -32000 as the one server code no A2A error can ever collide with.
+    The HTTP status and the `UNAUTHENTICATED` reason say the same to clients that do not know it.
+
+    Attributes:
+        challenge: the `WWW-Authenticate` value, naming the schemes the hub accepts.
+    """
+
+    code = -32000
+    reason = "UNAUTHENTICATED"
+    http_status = 401
+    rpc_status = "UNAUTHENTICATED"
+
+    def __init__(self, message: str, *, challenge: str) -> None:
+        super().__init__(message)
+        self.challenge = challenge
 
 
 class _A2AError(ProtocolError):

@@ -13,6 +13,7 @@ PACKAGES = [
     "hub.protocol.v03",
     "hub.store",
     "hub.tasks",
+    "hub.push",
     "hub.skills",
     "hub.server",
     "hub.client",

@@ -48,12 +48,25 @@ def _parser() -> argparse.ArgumentParser:
     message.add_argument("--task-id", help="answer a task that asked for input")
     message.add_argument("--json", action="store_true", help="print JSON")
 
-    send = commands.add_parser("send", help="send a message to any A2A agent", parents=[message])
+    # Secrets are read from the environment by default: a flag's value shows in `ps`.
+    credential = argparse.ArgumentParser(add_help=False)
+    credential.add_argument(
+        "--api-key", help="send this API key (default: $A2A_HUB_API_KEY; never printed)"
+    )
+    credential.add_argument(
+        "--token", help="send this bearer token (default: $A2A_HUB_TOKEN; never printed)"
+    )
+
+    send = commands.add_parser(
+        "send", help="send a message to any A2A agent", parents=[message, credential]
+    )
     send.add_argument("url", help="the agent's base URL")
     send.add_argument("text", help="the message text")
 
     tasks = commands.add_parser(
-        "tasks", help="list, get or cancel tasks of a running hub", parents=[configured]
+        "tasks",
+        help="list, get or cancel tasks of a running hub",
+        parents=[configured, credential],
     )
     tasks.add_argument("action", choices=["list", "get", "cancel"])
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel)")

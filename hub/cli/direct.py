@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 import httpx
 
@@ -21,9 +22,35 @@ from hub.protocol import (
 __all__ = ["send", "tasks"]
 
 
-async def _client(url: str, http: httpx.AsyncClient, timeouts: Timeouts) -> A2AClient:
+API_KEY_ENV = "A2A_HUB_API_KEY"
+TOKEN_ENV = "A2A_HUB_TOKEN"
+
+
+def _credentials(args: argparse.Namespace, card: AgentCard) -> dict[str, str]:
+    """The headers that carry `--api-key` / `--token` (or their environment variables): the
+    API key in the header the card's apiKey scheme names (X-API-Key if it names none)."""
+    headers = {}
+    api_key = getattr(args, "api_key", None) or os.environ.get(API_KEY_ENV)
+    if api_key:
+        schemes = (card.security_schemes or {}).values()
+        named = [
+            scheme.api_key_security_scheme.name
+            for scheme in schemes
+            if scheme.api_key_security_scheme is not None
+            and scheme.api_key_security_scheme.location == "header"
+        ]
+        headers[named[0] if named else "X-API-Key"] = api_key
+    token = getattr(args, "token", None) or os.environ.get(TOKEN_ENV)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+async def _client(
+    url: str, http: httpx.AsyncClient, timeouts: Timeouts, args: argparse.Namespace
+) -> A2AClient:
     """A client from the agent's card; an agent without a card is spoken to as JSON-RPC 1.0 at
-    the URL given (as a bare endpoint)."""
+    the URL given (as a bare endpoint). The credentials go with every call but the card's."""
     try:
         card = await CardCache(http).get(card_url(url))
     except CardFetchError:
@@ -39,7 +66,9 @@ async def _client(url: str, http: httpx.AsyncClient, timeouts: Timeouts) -> A2AC
             default_output_modes=["text/plain"],
             skills=[],
         )
-    return A2AClient(card, http=http, agent_name=url, timeouts=timeouts)
+    return A2AClient(
+        card, http=http, agent_name=url, timeouts=timeouts, headers=_credentials(args, card)
+    )
 
 
 async def send(args: argparse.Namespace) -> None:
@@ -47,7 +76,7 @@ async def send(args: argparse.Namespace) -> None:
     metadata = {"skill": args.skill} if args.skill else None
     timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
     async with build_http_client() as http:
-        client = await _client(args.url, http, timeouts)
+        client = await _client(args.url, http, timeouts, args)
         if args.stream:
             async with client.stream(message, metadata=metadata) as events:
                 async for event in events:
@@ -60,7 +89,7 @@ async def send(args: argparse.Namespace) -> None:
 async def tasks(args: argparse.Namespace, settings: Settings) -> None:
     url = args.url or settings.server.base_url()
     async with build_http_client() as http:
-        client = await _client(url, http, Timeouts(connect=10.0, read=30.0))
+        client = await _client(url, http, Timeouts(connect=10.0, read=30.0), args)
         if args.action == "list":
             try:
                 state = TaskState(args.state) if args.state else None

@@ -240,7 +240,10 @@ class JsonRpcTransport:
 
     def _result(self, response: httpx.Response, method: str) -> Any:
         # A JSON-RPC error may come with any status; only when the body holds none does the
-        # status itself say what failed.
+        # status itself say what failed. 429 and 503 mean "come back later" whatever the body
+        # says: the retry policy needs their Retry-After.
+        if response.status_code in (429, 503):
+            check_status(response, self._agent)
         try:
             document = read_json(response, self._agent)
         except InvalidAgentResponseError:
@@ -258,6 +261,8 @@ class JsonRpcTransport:
         return document["result"]
 
     def _reject(self, response: httpx.Response) -> None:
+        if response.status_code in (429, 503):
+            check_status(response, self._agent)
         document = _json_or_none(response)
         if document is not None:
             self._unwrap(document, "stream", response)

@@ -8,6 +8,14 @@ the time that is left. A call made outside any scope starts a trace of its own.
 
 The deadline header is relative (seconds, not a clock time), so clocks that disagree between
 hosts do not shorten or lengthen it.
+
+The scope also holds what the request's credential may use (local skills, partner agents),
+so a task keeps its caller's limits in everything it calls; these never leave the hub.
+
+Hubs that call each other also pass on the trail of hubs a request has gone through
+(`X-A2A-Hub-Trail`: their public URLs, comma-separated). A hub that finds itself on the trail
+refuses the request (a forwarding loop), as it does one whose trail is already as long as
+its hop limit.
 """
 
 from __future__ import annotations
@@ -20,9 +28,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from hub.errors import InvalidRequestError
+
 __all__ = [
     "DEADLINE_HEADER",
     "TRACEPARENT_HEADER",
+    "TRAIL_HEADER",
     "CallScope",
     "current_scope",
     "outgoing_headers",
@@ -31,6 +42,8 @@ __all__ = [
 
 TRACEPARENT_HEADER = "traceparent"
 DEADLINE_HEADER = "X-A2A-Hub-Deadline"
+TRAIL_HEADER = "X-A2A-Hub-Trail"
+_MAX_TRAIL = 64
 
 _TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 _ZERO_TRACE = "0" * 32
@@ -47,12 +60,21 @@ class CallScope:
         flags: the trace flags (`01` sampled).
         deadline: `time.monotonic()` value after which the caller no longer waits; None for
             no deadline.
+        trail: the hubs the request went through, this one last.
+        caller: the credential the request came with ("" when auth is off); never sent on.
+        skills: the local skills that caller may use; None for all.
+        agents: the partner agents that caller's tasks may reach; None for all. A partner
+            outside it is refused as if agents.yaml did not list it.
     """
 
     trace_id: str
     parent_id: str
     flags: str = "01"
     deadline: float | None = None
+    trail: tuple[str, ...] = ()
+    caller: str = ""
+    skills: frozenset[str] | None = None
+    agents: frozenset[str] | None = None
 
     @classmethod
     def new(cls, *, timeout: float | None = None) -> CallScope:
@@ -61,19 +83,43 @@ class CallScope:
         return cls(trace_id=os.urandom(16).hex(), parent_id=_span_id(), deadline=deadline)
 
     @classmethod
-    def from_headers(cls, headers: Mapping[str, str]) -> CallScope:
+    def from_headers(
+        cls, headers: Mapping[str, str], *, here: str | None = None, max_hops: int = 8
+    ) -> CallScope:
         """The scope an inbound request asks for: its trace continued (or a new one when the
-        `traceparent` is missing or malformed) and its deadline (ignored when malformed)."""
+        `traceparent` is missing or malformed), its deadline (ignored when malformed), and
+        its trail with `here` (this hub's public URL) added.
+
+        Raises:
+            InvalidRequestError: this hub is already on the trail (a loop), or the trail
+                has `max_hops` hubs already.
+        """
         timeout = _seconds(headers.get(DEADLINE_HEADER.lower()) or headers.get(DEADLINE_HEADER))
+        trail = _trail(headers.get(TRAIL_HEADER.lower()) or headers.get(TRAIL_HEADER))
+        if here is not None:
+            if here in trail:
+                raise InvalidRequestError(
+                    f"forwarding loop: this hub ({here}) is already on the request's trail "
+                    f"({' -> '.join(trail)}); check the agents.yaml files of these hubs"
+                )
+            if len(trail) >= max_hops:
+                raise InvalidRequestError(
+                    f"the request has gone through {len(trail)} hubs, the hop limit "
+                    f"(server.max_hops) is {max_hops}: {' -> '.join(trail)}"
+                )
+            trail = (*trail, here)
         match = _TRACEPARENT.match((headers.get(TRACEPARENT_HEADER) or "").strip().lower())
-        if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
-            return cls.new(timeout=timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
+        if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
+            return cls(
+                trace_id=os.urandom(16).hex(), parent_id=_span_id(), deadline=deadline, trail=trail
+            )
         return cls(
             trace_id=match.group(1),
             parent_id=match.group(2),
             flags=match.group(3),
             deadline=deadline,
+            trail=trail,
         )
 
     def remaining(self) -> float | None:
@@ -100,6 +146,8 @@ class CallScope:
         left = self.remaining()
         if left is not None:
             headers[DEADLINE_HEADER] = f"{left:.3f}"
+        if self.trail:
+            headers[TRAIL_HEADER] = ", ".join(self.trail)
         return headers
 
 
@@ -135,6 +183,13 @@ def outgoing_headers() -> dict[str, str]:
 def _span_id() -> str:
     span = os.urandom(8).hex()
     return span if span != _ZERO_SPAN else "0000000000000001"
+
+
+def _trail(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    hubs = tuple(hub.strip() for hub in value.split(",") if hub.strip())
+    return hubs[:_MAX_TRAIL]
 
 
 def _seconds(value: str | None) -> float | None:

@@ -163,11 +163,24 @@ class Registry:
         text = f"Registry({where}: {', '.join(self.names()) or 'no agents'}"
         return text + (f"; disabled: {', '.join(disabled)})" if disabled else ")")
 
-    def _unknown(self, name: str, *, disabled: bool) -> str:
+    def unknown(self, name: str, *, among: frozenset[str] | None = None) -> UnknownAgentError:
+        """The error for a lookup of `name` that failed, as `registry[name]` raises it.
+
+        Args:
+            name: the name looked up.
+            among: the only partners the caller may know of (None: all). Any other is
+                reported exactly as a name agents.yaml does not list, and the known names
+                and the suggestion come from these only.
+        """
+        entry = self._by_name.get(name)
+        disabled = entry is not None and not entry.enabled and (among is None or name in among)
+        return UnknownAgentError(self._unknown(name, disabled=disabled, among=among))
+
+    def _unknown(self, name: str, *, disabled: bool, among: frozenset[str] | None = None) -> str:
         label = self._source.name if self._source is not None else "agents.yaml"
         if disabled:
             return f"agent '{name}' is disabled in {label}"
-        names = self.names()
+        names = tuple(known for known in self.names() if among is None or known in among)
         known = f"known: {', '.join(names)}" if names else "it lists no enabled agents"
         message = f"agent '{name}' is not in {label} ({known})"
         close = difflib.get_close_matches(name, names, n=1)

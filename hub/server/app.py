@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 from litestar import Litestar, Request, asgi, get
@@ -13,9 +13,18 @@ from litestar.response import Response
 from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
-from hub.errors import ConfigError, InternalError, InvalidRequestError, MethodNotFoundError
+from hub.errors import (
+    ConfigError,
+    InternalError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    ProtocolError,
+)
+from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.cors import CARD_PATHS, cors_middleware
+from hub.server.gate import Gate
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
@@ -29,10 +38,9 @@ from hub.tools import Partners
 __all__ = ["create_app"]
 
 AnyRequest = Request[Any, Any, Any]
-CARD_PATHS = ["/.well-known/agent-card.json", "/.well-known/agent.json"]
 
 
-@get(CARD_PATHS)
+@get(sorted(CARD_PATHS))
 async def agent_card(request: AnyRequest) -> Response[bytes]:
     hub: HubState = request.app.state.hub
     document = hub.service.card
@@ -53,7 +61,13 @@ async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @get("/healthz")
-async def health() -> Response[bytes]:
+async def health(request: AnyRequest) -> Response[bytes]:
+    hub: HubState = request.app.state.hub
+    try:  # with auth on, only the public card is open to anyone
+        client = request.client
+        hub.gate.admit(request.headers, address=client.host if client else "")
+    except ProtocolError as error:
+        return rest_error_response(error)
     return Response(content=b'{"status":"ok"}', media_type="application/json")
 
 
@@ -78,6 +92,7 @@ def create_app(
     store: TaskStore,
     skills: Mapping[str, LocalSkill],
     partners: Partners | None = None,
+    push_resolver: Resolver | None = None,
 ) -> Litestar:
     """The hub's ASGI app. The store is opened and closed by the app's lifespan.
 
@@ -88,6 +103,8 @@ def create_app(
         partners: the partner agents skills may call (`ctx.agents`); while the app runs, the
             registry's file is followed for edits, and the partners' HTTP client is closed
             when it stops. None for no partners.
+        push_resolver: how push webhook hosts are resolved for the SSRF guard; default the
+            system resolver (tests inject one).
 
     Raises:
         ConfigError: the default skill is missing, or the card promises what is not served.
@@ -98,8 +115,16 @@ def create_app(
             f"default_skill '{settings.default_skill}' is not among the configured skills "
             f"(known: {known})"
         )
+    gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
-    check_card(card, ServedFeatures())
+    check_card(
+        card,
+        ServedFeatures(
+            push_notifications=True,
+            extended_card=gate.authenticator.enabled,
+            security_schemes=gate.authenticator.schemes,
+        ),
+    )
     partners = partners if partners is not None else Partners(Registry())
     served, _ = with_tools(skills, partners, lambda: manager)
     manager = TaskManager(
@@ -108,16 +133,22 @@ def create_app(
         default_skill=settings.default_skill,
         limits=settings.limits,
     )
+    push = None
+    if settings.card.push_notifications:
+        push = PushNotifier(store=store, settings=settings.push, resolver=push_resolver)
+        manager.observe(push.observe)
     hub = HubState(
         settings=settings,
-        service=A2AService(manager=manager, card=CardDocument.render(card)),
+        service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
+        gate=gate,
     )
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await store.open()
         try:
-            async with partners, partners.watching(), manager:
+            # Push starts before the manager, so the tasks its recovery fails are reported.
+            async with partners, partners.watching(), push or nullcontext(), manager:
                 yield
         finally:
             await store.close()
@@ -127,6 +158,7 @@ def create_app(
         lifespan=[lifespan],
         state=State({"hub": hub}),
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
+        middleware=[cors_middleware(settings.cors)],
         openapi_config=None,
         logging_config=None,
         # Bodies are size-checked by the handlers, which answer in the protocol's own terms.

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hub.config import Settings
+from hub.config import AuthSettings, Settings
 from hub.errors import CardMismatchError
 from hub.protocol import (
     AgentCapabilities,
@@ -16,11 +16,22 @@ from hub.protocol import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    APIKeySecurityScheme,
+    HTTPAuthSecurityScheme,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
 )
 from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
 
-__all__ = ["CardDocument", "ServedFeatures", "build_card", "check_card"]
+__all__ = [
+    "CardDocument",
+    "ServedFeatures",
+    "build_card",
+    "build_extended_card",
+    "check_card",
+]
 
 DEFAULT_MODES = ["text/plain", "application/json"]
 
@@ -32,15 +43,41 @@ class ServedFeatures:
     streaming: bool = True
     push_notifications: bool = False
     extended_card: bool = False
+    """An extended card can be served: only to authenticated callers, so only with auth on."""
+    security_schemes: frozenset[str] = frozenset()
+    """The schemes the server enforces (`apiKey`, `bearer`); none when auth is off."""
     bindings: frozenset[tuple[str, str]] = frozenset(
         {(BINDING_JSONRPC, "1.0"), (BINDING_HTTP_JSON, "1.0"), (BINDING_JSONRPC, "0.3")}
     )
+
+
+def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
+    """The schemes a caller may use, exactly those the server checks: none with auth off."""
+    if not auth.enabled:
+        return {}
+    schemes = {}
+    if any(credential.api_key is not None for credential in auth.credentials):
+        schemes["apiKey"] = SecurityScheme(
+            api_key_security_scheme=APIKeySecurityScheme(
+                description=f"an API key in the {auth.api_key_header} header",
+                location="header",
+                name=auth.api_key_header,
+            )
+        )
+    if any(credential.bearer is not None for credential in auth.credentials):
+        schemes["bearer"] = SecurityScheme(
+            http_auth_security_scheme=HTTPAuthSecurityScheme(
+                description="a bearer token in 'Authorization: Bearer <token>'", scheme="Bearer"
+            )
+        )
+    return schemes
 
 
 def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
     """The card that describes this hub: its interfaces, capabilities and local skills."""
     base = settings.server.base_url()
     card = settings.card
+    schemes = _security(settings.auth)
     return AgentCard(
         name=card.name,
         description=card.description,
@@ -62,9 +99,25 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
             push_notifications=card.push_notifications,
             extended_agent_card=card.extended_card,
         ),
+        # Any one of the schemes will do: one requirement per scheme (they are alternatives).
+        security_schemes=schemes or None,
+        security_requirements=[
+            SecurityRequirement(schemes={name: StringList()}) for name in schemes
+        ]
+        or None,
         default_input_modes=list(DEFAULT_MODES),
         default_output_modes=list(DEFAULT_MODES),
         skills=list(skills),
+    )
+
+
+def build_extended_card(card: AgentCard, *, skills: frozenset[str] | None) -> AgentCard:
+    """The card an authenticated caller gets from GetExtendedAgentCard: the public card with
+    its skills narrowed to those the caller's credential may use (None: all)."""
+    if skills is None:
+        return card
+    return card.model_copy(
+        update={"skills": [skill for skill in card.skills if skill.id in skills]}
     )
 
 
@@ -80,13 +133,24 @@ def check_card(card: AgentCard, served: ServedFeatures) -> None:
         problems.append("capabilities.streaming is on but streaming is not served")
     if capabilities.push_notifications and not served.push_notifications:
         problems.append(
-            "capabilities.pushNotifications is on (card.push_notifications) but this hub does "
-            "not deliver push notifications yet; set card.push_notifications: false"
+            "capabilities.pushNotifications is on (card.push_notifications) but push "
+            "notifications are not served; set card.push_notifications: false"
         )
     if capabilities.extended_agent_card and not served.extended_card:
         problems.append(
-            "capabilities.extendedAgentCard is on (card.extended_card) but no authenticated "
-            "extended card is configured; set card.extended_card: false"
+            "capabilities.extendedAgentCard is on (card.extended_card) but the extended card "
+            "is served only to authenticated callers and auth is off; set auth.enabled: true "
+            "(with credentials) or card.extended_card: false"
+        )
+    advertised = frozenset(card.security_schemes or {})
+    required = {
+        name for requirement in card.security_requirements or [] for name in requirement.schemes
+    }
+    if advertised != served.security_schemes or required != served.security_schemes:
+        problems.append(
+            "the card's securitySchemes / securityRequirements "
+            f"({', '.join(sorted(advertised | required)) or 'none'}) are not the schemes the "
+            f"server enforces ({', '.join(sorted(served.security_schemes)) or 'none'})"
         )
     for interface in card.supported_interfaces:
         key = (interface.protocol_binding, interface.protocol_version)

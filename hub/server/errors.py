@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from litestar.exceptions import HTTPException
@@ -15,10 +16,18 @@ from hub.errors import (
     InvalidRequestError,
     ParseError,
     ProtocolError,
+    RateLimitedError,
+    UnauthenticatedError,
 )
 from hub.protocol.jsonrpc import violations_of
 
-__all__ = ["as_protocol_error", "jsonrpc_error", "rest_error_body"]
+__all__ = [
+    "as_protocol_error",
+    "error_headers",
+    "jsonrpc_error",
+    "jsonrpc_http_status",
+    "rest_error_body",
+]
 
 log = logging.getLogger("hub.server")
 
@@ -90,3 +99,22 @@ def rest_error_body(error: ProtocolError) -> dict[str, Any]:
             "details": _details(error),
         }
     }
+
+
+def error_headers(error: ProtocolError) -> dict[str, str]:
+    """HTTP headers an error is sent with, on either binding: the challenge of a 401, the
+    `Retry-After` of a 429 for going over the request rate."""
+    if isinstance(error, UnauthenticatedError):
+        return {"WWW-Authenticate": error.challenge}
+    if isinstance(error, RateLimitedError):
+        return {"Retry-After": str(max(1, math.ceil(error.retry_after)))}
+    return {}
+
+
+def jsonrpc_http_status(error: ProtocolError) -> int:
+    """The HTTP status of a JSON-RPC error response: 200, as the SDK sends every JSON-RPC
+    error, but for the two refusals that happen before the request is read (401, and 429 for
+    the request rate), which HTTP clients and proxies must see as such."""
+    if isinstance(error, UnauthenticatedError | RateLimitedError):
+        return error.http_status
+    return 200

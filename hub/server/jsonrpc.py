@@ -21,7 +21,13 @@ from hub.protocol.jsonrpc import (
 )
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_asgi_json_body
-from hub.server.errors import as_protocol_error, jsonrpc_error
+from hub.server.errors import (
+    as_protocol_error,
+    error_headers,
+    jsonrpc_error,
+    jsonrpc_http_status,
+)
+from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.service import A2AService
 from hub.server.sse import sse_frames
@@ -35,6 +41,11 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Outcome = bytes | TaskStream
 """A unary result's JSON bytes, or a stream of updates."""
+
+STREAM_METHODS = frozenset(
+    {"SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"}
+)
+"""The methods that open a stream (counted against `limits.max_streams_per_caller`)."""
 
 
 async def _v1(service: A2AService, method: str, params: Any, caller: str) -> Outcome:
@@ -53,27 +64,39 @@ async def _v1(service: A2AService, method: str, params: Any, caller: str) -> Out
             return await service.subscribe(params, caller)
         case "GetExtendedAgentCard":
             return (await service.extended_card(caller)).to_json()
-        case _:  # the four push-config methods
-            service.push_configs()
-            raise AssertionError("push configs are refused above")
+        case "CreateTaskPushNotificationConfig":
+            return (await service.create_push_config(params, caller)).to_json()
+        case "GetTaskPushNotificationConfig":
+            return (await service.get_push_config(params, caller)).to_json()
+        case "ListTaskPushNotificationConfigs":
+            return (await service.list_push_configs(params, caller)).to_json()
+        case "DeleteTaskPushNotificationConfig":
+            await service.delete_push_config(params, caller)
+            return b"null"  # google.protobuf.Empty, as the SDK sends it
+        case _:
+            raise AssertionError(f"{method} is in V1_METHODS but not dispatched")
 
 
-async def _send_json(send: Send, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+async def _send_json(
+    send: Send, body: bytes, *, status: int = 200, extra: dict[str, str] | None = None
+) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    for name, value in (extra or {}).items():
+        headers.append((name.lower().encode("latin-1"), value.encode("latin-1")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _headers(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+
+
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 def _query(scope: Scope) -> dict[str, str]:
@@ -89,9 +112,12 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
     and response objects."""
     request_id: JsonRpcId = None
     v03 = False
+    slot: StreamSlot | None = None
     headers = _headers(scope)
     verb = scope.get("method", "")
     try:
+        # Before anything is read: an unknown caller learns nothing, not even a parse error.
+        caller = state.gate.admit(headers, address=_address(scope))
         if verb != "POST":
             raise MethodNotFoundError(
                 f"{verb} is not served here; send JSON-RPC requests with POST"
@@ -117,19 +143,34 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
             requested,
             accept_missing=state.settings.server.accept_missing_version,
         )
-        caller = ""
-        with use_scope(CallScope.from_headers(headers)):
+        call_scope = CallScope.from_headers(
+            headers,
+            here=state.settings.server.base_url(),
+            max_hops=state.settings.server.max_hops,
+        )
+        if method in STREAM_METHODS:
+            slot = state.gate.open_stream(caller)
+        with use_scope(caller.scope(call_scope)):
             if v03:
                 assert isinstance(params, RawCall)
-                result, render = await dispatch_v03(state.service, params, caller)
+                result, render = await dispatch_v03(state.service, params, caller.name)
             else:
-                result = await _v1(state.service, method, params, caller)
+                result = await _v1(state.service, method, params, caller.name)
                 render = None
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
+        if slot is not None:
+            slot.release()
         error = as_protocol_error(exc, where="JSON-RPC")
-        await _send_json(send, error_response(request_id, jsonrpc_error(error, v03=v03)))
+        await _send_json(
+            send,
+            error_response(request_id, jsonrpc_error(error, v03=v03)),
+            status=jsonrpc_http_status(error),
+            extra=error_headers(error),
+        )
         return
     if isinstance(result, bytes):
+        if slot is not None:
+            slot.release()
         await _send_json(send, result_response(request_id, result))
         return
 
@@ -138,12 +179,16 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
     def frame(update: Update) -> bytes:
         return prefix + (render(update) if render else update.json()) + b"}"
 
-    response = ASGIStreamingResponse(
-        iterator=sse_frames(result, frame, keepalive=state.settings.server.keepalive),
-        media_type="text/event-stream",
-        headers=SSE_HEADERS,
-    )
-    await response(scope, receive, send)
+    release = slot.release if slot is not None else None
+    frames = sse_frames(result, frame, keepalive=state.settings.server.keepalive, on_close=release)
+    try:
+        response = ASGIStreamingResponse(
+            iterator=frames, media_type="text/event-stream", headers=SSE_HEADERS
+        )
+        await response(scope, receive, send)
+    finally:
+        if slot is not None:  # also when the body never started (the client left at once)
+            slot.release()
 
 
 def _unknown_method(method: str) -> MethodNotFoundError:

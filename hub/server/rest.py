@@ -12,14 +12,19 @@ from litestar.response import Response, Stream
 from hub.errors import MethodNotFoundError, ProtocolError
 from hub.protocol import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     SendMessageRequest,
     SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
 )
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
-from hub.server.errors import as_protocol_error, rest_error_body
+from hub.server.errors import as_protocol_error, error_headers, rest_error_body
+from hub.server.gate import StreamSlot
 from hub.server.service import A2AService
 from hub.server.sse import sse_frames
 from hub.server.state import HubState
@@ -36,28 +41,54 @@ Work = Callable[[A2AService, str], Awaitable[bytes | TaskStream]]
 
 def rest_error_response(error: ProtocolError) -> Response[bytes]:
     body = json.dumps(rest_error_body(error), separators=(",", ":")).encode()
-    return Response(content=body, status_code=error.http_status, media_type="application/json")
+    return Response(
+        content=body,
+        status_code=error.http_status,
+        media_type="application/json",
+        headers=error_headers(error),
+    )
 
 
-async def _serve(request: AnyRequest, work: Work) -> Response[Any]:
+async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False) -> Response[Any]:
     hub: HubState = request.app.state.hub
+    slot: StreamSlot | None = None
     try:
+        client = request.client
+        caller = hub.gate.admit(request.headers, address=client.host if client else "")
         check_version(
             "1.0",
             requested_version(request.headers, request.query_params),
             accept_missing=hub.settings.server.accept_missing_version,
         )
-        with use_scope(CallScope.from_headers(request.headers)):
-            result = await work(hub.service, "")
+        server = hub.settings.server
+        scope = CallScope.from_headers(
+            request.headers, here=server.base_url(), max_hops=server.max_hops
+        )
+        if opens_stream:
+            slot = hub.gate.open_stream(caller)
+        with use_scope(caller.scope(scope)):
+            result = await work(hub.service, caller.name)
     except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
+        if slot is not None:
+            slot.release()
         return rest_error_response(as_protocol_error(exc, where="REST"))
     if isinstance(result, bytes):
+        if slot is not None:
+            slot.release()
         return Response(content=result, status_code=200, media_type=A2A_JSON)
-    return Stream(
-        sse_frames(result, Update.json, keepalive=hub.settings.server.keepalive),
-        media_type="text/event-stream",
-        headers=SSE_HEADERS,
+    frames = sse_frames(
+        result,
+        Update.json,
+        keepalive=hub.settings.server.keepalive,
+        on_close=slot.release if slot is not None else None,
     )
+    if slot is not None:
+        slot.follow(frames)
+    return Stream(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def _subscribes(task_ref: str) -> bool:
+    return task_ref.partition(":")[2] == "subscribe"
 
 
 async def _send_request(request: AnyRequest) -> SendMessageRequest:
@@ -83,7 +114,7 @@ async def stream_message(request: AnyRequest) -> Response[Any]:
     async def work(service: A2AService, caller: str) -> TaskStream:
         return await service.stream_message(await _send_request(request), caller)
 
-    return await _serve(request, work)
+    return await _serve(request, work, opens_stream=True)
 
 
 @get("/tasks")
@@ -117,7 +148,7 @@ async def get_task(request: AnyRequest) -> Response[Any]:
         query = GetTaskRequest.model_validate({**_query(request), "id": task_id})
         return (await service.get_task(query, caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, opens_stream=_subscribes(task_ref))
 
 
 @post("/tasks/{task_ref:str}", status_code=200)
@@ -130,32 +161,60 @@ async def task_action(request: AnyRequest) -> Response[Any]:
             return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
         return (await service.cancel_task(CancelTaskRequest(id=task_id), caller)).to_json()
 
-    return await _serve(request, work)
-
-
-async def _push_refused(service: A2AService, caller: str) -> bytes:
-    service.push_configs()
-    raise AssertionError("push configs are refused above")
+    return await _serve(request, work, opens_stream=_subscribes(task_ref))
 
 
 @post("/tasks/{task_id:str}/pushNotificationConfigs", status_code=200)
 async def create_push_config(request: AnyRequest) -> Response[Any]:
-    return await _serve(request, _push_refused)
+    task_id: str = request.path_params["task_id"]
+
+    async def work(service: A2AService, caller: str) -> bytes:
+        hub: HubState = request.app.state.hub
+        body = await read_json_body(request, hub.settings.limits.max_body)
+        config = TaskPushNotificationConfig.model_validate_json(body)
+        # The task comes from the path (§11.3), whatever the body says.
+        config = config.model_copy(update={"task_id": task_id})
+        return (await service.create_push_config(config, caller)).to_json()
+
+    return await _serve(request, work)
 
 
 @get("/tasks/{task_id:str}/pushNotificationConfigs")
 async def list_push_configs(request: AnyRequest) -> Response[Any]:
-    return await _serve(request, _push_refused)
+    task_id: str = request.path_params["task_id"]
+
+    async def work(service: A2AService, caller: str) -> bytes:
+        query = ListTaskPushNotificationConfigsRequest.model_validate(
+            {**_query(request), "taskId": task_id}
+        )
+        return (await service.list_push_configs(query, caller)).to_json()
+
+    return await _serve(request, work)
 
 
 @get("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}")
 async def get_push_config(request: AnyRequest) -> Response[Any]:
-    return await _serve(request, _push_refused)
+    task_id: str = request.path_params["task_id"]
+    config_id: str = request.path_params["config_id"]
+
+    async def work(service: A2AService, caller: str) -> bytes:
+        query = GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
+        return (await service.get_push_config(query, caller)).to_json()
+
+    return await _serve(request, work)
 
 
 @delete("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}", status_code=200)
 async def delete_push_config(request: AnyRequest) -> Response[Any]:
-    return await _serve(request, _push_refused)
+    task_id: str = request.path_params["task_id"]
+    config_id: str = request.path_params["config_id"]
+
+    async def work(service: A2AService, caller: str) -> bytes:
+        target = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
+        await service.delete_push_config(target, caller)
+        return b"{}"  # google.protobuf.Empty
+
+    return await _serve(request, work)
 
 
 @get("/extendedAgentCard")

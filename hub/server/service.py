@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from hub.errors import (
     ExtendedAgentCardNotConfiguredError,
+    InvalidParamsError,
     PushNotificationNotSupportedError,
     UnsupportedOperationError,
 )
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -19,9 +24,13 @@ from hub.protocol import (
     SendMessageResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
 )
-from hub.server.card import CardDocument
-from hub.tasks import TaskManager, TaskStream
+from hub.protocol.trace import current_scope
+from hub.push import PushNotifier
+from hub.server.card import CardDocument, build_extended_card
+from hub.store import PushConfigRecord
+from hub.tasks import TaskHook, TaskManager, TaskStream
 
 __all__ = ["A2AService"]
 
@@ -29,32 +38,44 @@ __all__ = ["A2AService"]
 class A2AService:
     """The operations of §5.3 on top of the task manager.
 
+    `protocol` ("1.0" or "0.3") is the version a call came in through: a push config created
+    through 0.3 gets 0.3 notification bodies.
+
     Args:
         manager: the running task manager.
         card: the served card document (capabilities decide what is refused).
+        push: the push notifier (None: push configs are refused).
     """
 
-    def __init__(self, *, manager: TaskManager, card: CardDocument) -> None:
+    def __init__(
+        self, *, manager: TaskManager, card: CardDocument, push: PushNotifier | None = None
+    ) -> None:
         self.manager = manager
         self.card = card
+        self.push = push
         capabilities = card.card.capabilities
         self._streaming = bool(capabilities.streaming)
         self._push = bool(capabilities.push_notifications)
         self._extended = bool(capabilities.extended_agent_card)
 
-    async def send_message(self, request: SendMessageRequest, caller: str) -> SendMessageResponse:
-        if request.configuration and request.configuration.task_push_notification_config:
-            self._require_push()
-        result = await self.manager.send(request, owner=caller)
+    async def send_message(
+        self, request: SendMessageRequest, caller: str, *, protocol: str = "1.0"
+    ) -> SendMessageResponse:
+        on_task, attached = await self._inline_push(request, caller, protocol)
+        result = await self.manager.send(request, owner=caller, on_task=on_task)
+        await self._saved(attached)
         if isinstance(result, Message):
             return SendMessageResponse(message=result)
         return SendMessageResponse(task=result)
 
-    async def stream_message(self, request: SendMessageRequest, caller: str) -> TaskStream:
+    async def stream_message(
+        self, request: SendMessageRequest, caller: str, *, protocol: str = "1.0"
+    ) -> TaskStream:
         self._require_streaming("SendStreamingMessage")
-        if request.configuration and request.configuration.task_push_notification_config:
-            self._require_push()
-        return await self.manager.stream(request, owner=caller)
+        on_task, attached = await self._inline_push(request, caller, protocol)
+        stream = await self.manager.stream(request, owner=caller, on_task=on_task)
+        await self._saved(attached)
+        return stream
 
     async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
         return await self.manager.get(
@@ -71,9 +92,46 @@ class A2AService:
         self._require_streaming("SubscribeToTask")
         return await self.manager.subscribe(request.id, owner=caller)
 
-    def push_configs(self) -> None:
-        """Every push-config operation: refused while the capability is off (§3.3.4)."""
-        self._require_push()
+    async def create_push_config(
+        self, config: TaskPushNotificationConfig, caller: str, *, protocol: str = "1.0"
+    ) -> TaskPushNotificationConfig:
+        """CreateTaskPushNotificationConfig: the config's URL is checked (SSRF guard) now and
+        before every delivery."""
+        push = self._require_push()
+        task_id = config.task_id or ""
+        if not task_id:
+            raise InvalidParamsError(
+                "a push notification config needs the taskId of the task it follows",
+                violations=[("taskId", "required")],
+            )
+        await self._visible(task_id, caller)  # an unknown task is reported before the URL
+        accepted = await push.check(config, task_id=task_id)
+        # Read again after the lookup: the task's state must be current when it is added.
+        task = await self._visible(task_id, caller)
+        return await push.create(accepted, task=task, owner=caller, protocol=protocol)
+
+    async def get_push_config(
+        self, request: GetTaskPushNotificationConfigRequest, caller: str
+    ) -> TaskPushNotificationConfig:
+        push = self._require_push()
+        await self._visible(request.task_id, caller)
+        return await push.get(request.task_id, request.id)
+
+    async def list_push_configs(
+        self, request: ListTaskPushNotificationConfigsRequest, caller: str
+    ) -> ListTaskPushNotificationConfigsResponse:
+        push = self._require_push()
+        await self._visible(request.task_id, caller)
+        return await push.list(
+            request.task_id, page_size=request.page_size, page_token=request.page_token
+        )
+
+    async def delete_push_config(
+        self, request: DeleteTaskPushNotificationConfigRequest, caller: str
+    ) -> None:
+        push = self._require_push()
+        await self._visible(request.task_id, caller)
+        await push.delete(request.task_id, request.id)
 
     async def extended_card(self, caller: str) -> AgentCard:
         if not self._extended:
@@ -82,7 +140,13 @@ class A2AService:
                 "(capabilities.extendedAgentCard is false); read the public card at "
                 "/.well-known/agent-card.json"
             )
-        raise ExtendedAgentCardNotConfiguredError("no extended agent card is configured")
+        if not caller:  # check_card refuses to start so; kept for a hub built by hand
+            raise ExtendedAgentCardNotConfiguredError(
+                "the extended agent card is served only to authenticated callers, and auth is "
+                "off on this hub"
+            )
+        scope = current_scope()
+        return build_extended_card(self.card.card, skills=scope.skills if scope else None)
 
     def _require_streaming(self, operation: str) -> None:
         if not self._streaming:
@@ -91,9 +155,38 @@ class A2AService:
                 "(capabilities.streaming is false); use SendMessage and GetTask"
             )
 
-    def _require_push(self) -> None:
-        if not self._push:
+    def _require_push(self) -> PushNotifier:
+        if not self._push or self.push is None:
             raise PushNotificationNotSupportedError(
                 "this hub does not send push notifications (capabilities.pushNotifications is "
                 "false); poll with GetTask or use a stream"
             )
+        return self.push
+
+    async def _visible(self, task_id: str, caller: str) -> Task:
+        """The task if the caller may see it (its owner-checked lookup), else TaskNotFound:
+        another caller's configs are as invisible as its tasks."""
+        return await self.manager.get(task_id, history_length=0, owner=caller)
+
+    async def _inline_push(
+        self, request: SendMessageRequest, caller: str, protocol: str
+    ) -> tuple[TaskHook | None, list[PushConfigRecord]]:
+        """For a push config sent inside SendMessage: check it now, and the hook that adds it
+        to the task the message goes to before that task's first change is committed."""
+        configuration = request.configuration
+        config = configuration.task_push_notification_config if configuration else None
+        attached: list[PushConfigRecord] = []
+        if config is None:
+            return None, attached
+        push = self._require_push()
+        await push.check(config, task_id=request.message.task_id)
+
+        def on_task(task: Task) -> None:
+            attached.append(push.attach(config, task=task, owner=caller, protocol=protocol))
+
+        return on_task, attached
+
+    async def _saved(self, attached: list[PushConfigRecord]) -> None:
+        if self.push is not None:
+            for record in attached:
+                await self.push.saved(record)

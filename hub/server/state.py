@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hub.config import Settings
+from hub.server.gate import Gate
 from hub.server.service import A2AService
 
 __all__ = ["HubState"]
@@ -14,3 +15,4 @@ __all__ = ["HubState"]
 class HubState:
     settings: Settings
     service: A2AService
+    gate: Gate

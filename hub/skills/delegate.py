@@ -17,6 +17,7 @@ import anyio
 
 from hub.errors import ClientError, SkillError
 from hub.protocol import JsonObject, StreamResponse, TaskState
+from hub.protocol.trace import current_scope
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.swarm import RouteRequest, ScoringRouter
@@ -25,7 +26,7 @@ from hub.tools.result import state_name
 
 __all__ = ["ROUTING_SKILLS", "delegate"]
 
-ROUTING_SKILLS = ("delegate", "swarm")
+ROUTING_SKILLS = ("delegate", "swarm", "federation")
 """Skills that route work elsewhere: never themselves a routing candidate."""
 
 _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
@@ -43,7 +44,10 @@ async def delegate(ctx: SkillContext) -> None:
     partners = ctx.agents
     name = await _choose(ctx, partners)
     tool = partners[name]
-    conversation = ctx.context_id or ""
+    # A client may choose its contextId, so one caller's context id can be another's: the
+    # partner conversation is kept per caller, and no caller continues another's.
+    scope = current_scope()
+    conversation = f"{scope.caller if scope else ''}/{ctx.context_id or ''}"
     arguments: dict[str, Any] = {"message": ctx.text or "(no text)"}
     partner_context = partners.conversations.get(conversation, name)
     if partner_context:

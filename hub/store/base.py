@@ -1,4 +1,5 @@
-"""The TaskStore protocol: what the task manager needs from durable storage.
+"""The TaskStore protocol: what the task manager (and the push notifier) need from durable
+storage.
 
 Implementations: `SqliteTaskStore` (the embedded default) and `MemoryTaskStore` (tests, and
 hubs that need no durability). The protocol is async so that a shared store (Redis,
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from hub.protocol import Task, TaskState
+from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 
-__all__ = ["TaskPage", "TaskQuery", "TaskRecord", "TaskStore"]
+__all__ = ["PushConfigRecord", "TaskPage", "TaskQuery", "TaskRecord", "TaskStore"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +32,31 @@ class TaskRecord:
     task: Task
     skill: str
     owner: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PushConfigRecord:
+    """A push notification config as stored, kept until it is deleted or its task expires.
+
+    Attributes:
+        config: the config, with its `task_id` and `id` always set (secrets included: the
+            hub needs them to deliver).
+        owner: name of the credential that created it ("" when auth is off).
+        protocol: the protocol version it was created through ("1.0" or "0.3"); it decides
+            the shape of the notifications' bodies.
+    """
+
+    config: TaskPushNotificationConfig
+    owner: str = ""
+    protocol: str = "1.0"
+
+    @property
+    def task_id(self) -> str:
+        return self.config.task_id or ""
+
+    @property
+    def config_id(self) -> str:
+        return self.config.id or ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,8 +113,26 @@ class TaskStore(Protocol):
         recovery)."""
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
-        """Delete records of terminal tasks whose status timestamp is before `cutoff`.
+        """Delete records of terminal tasks whose status timestamp is before `cutoff`, with
+        their push configs.
 
         Returns:
             How many records were deleted.
         """
+
+    async def put_push_config(self, record: PushConfigRecord) -> None:
+        """Insert or replace the push config `record.config.id` of task `record.task_id`."""
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        """The push config `config_id` of `task_id`, or None."""
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[PushConfigRecord]:
+        """Every push config of `task_id`, oldest first (a replaced config keeps its place)."""
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        """Delete one push config; True if it existed."""
+
+    async def find_push_configs(
+        self, states: Collection[TaskState]
+    ) -> builtins.list[PushConfigRecord]:
+        """Every push config whose task is stored in one of `states` (loaded at start-up)."""

@@ -10,8 +10,8 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from hub.errors import StoreError
-from hub.protocol import TERMINAL_STATES, Task, TaskState
-from hub.store.base import TaskPage, TaskQuery, TaskRecord
+from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
+from hub.store.base import PushConfigRecord, TaskPage, TaskQuery, TaskRecord
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -32,6 +32,12 @@ class _Row(NamedTuple):
     key: tuple[int, str]
 
 
+class _PushRow(NamedTuple):
+    body: bytes
+    owner: str
+    protocol: str
+
+
 _by_key = attrgetter("key")
 
 
@@ -47,6 +53,9 @@ class MemoryTaskStore:
 
     def __init__(self) -> None:
         self._rows: dict[str, _Row] = {}
+        # task id → config id → row; dicts keep insertion order, and replacing a value keeps
+        # its place, as the SQLite store's rowid order does.
+        self._push: dict[str, dict[str, _PushRow]] = {}
         self._open = False
 
     async def open(self) -> None:
@@ -127,7 +136,48 @@ class MemoryTaskStore:
         ]
         for task_id in doomed:
             del self._rows[task_id]
+            self._push.pop(task_id, None)
         return len(doomed)
+
+    async def put_push_config(self, record: PushConfigRecord) -> None:
+        """Insert or replace one push config."""
+        self._check_open()
+        row = _PushRow(record.config.to_json(), record.owner, record.protocol)
+        self._push.setdefault(record.task_id, {})[record.config_id] = row
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        """The push config `config_id` of `task_id`, or None."""
+        self._check_open()
+        row = self._push.get(task_id, {}).get(config_id)
+        return None if row is None else _push_record(row)
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[PushConfigRecord]:
+        """Every push config of `task_id`, oldest first."""
+        self._check_open()
+        return [_push_record(row) for row in self._push.get(task_id, {}).values()]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        """Delete one push config; True if it existed."""
+        self._check_open()
+        configs = self._push.get(task_id)
+        if configs is None or configs.pop(config_id, None) is None:
+            return False
+        if not configs:
+            del self._push[task_id]
+        return True
+
+    async def find_push_configs(
+        self, states: Collection[TaskState]
+    ) -> builtins.list[PushConfigRecord]:
+        """Every push config whose task is stored in one of `states`."""
+        self._check_open()
+        wanted = frozenset(states)
+        return [
+            _push_record(row)
+            for task_id, configs in self._push.items()
+            if task_id in self._rows and self._rows[task_id].state in wanted
+            for row in configs.values()
+        ]
 
 
 def _row(record: TaskRecord) -> _Row:
@@ -144,3 +194,8 @@ def _row(record: TaskRecord) -> _Row:
 
 def _record(row: _Row) -> TaskRecord:
     return TaskRecord(task=Task.model_validate_json(row.body), skill=row.skill, owner=row.owner)
+
+
+def _push_record(row: _PushRow) -> PushConfigRecord:
+    config = TaskPushNotificationConfig.model_validate_json(row.body)
+    return PushConfigRecord(config=config, owner=row.owner, protocol=row.protocol)

@@ -12,6 +12,9 @@ commit, so the schema keeps two: one by status time that also carries `owner` an
 ListTasks filters and counts on those read the index alone, never the task bodies) and one by
 context, the one filter selective enough to need its own.
 
+Push notification configs live in their own table, keyed by task and config id; they are
+deleted with their task when it expires.
+
 Schema changes are numbered steps in `_MIGRATIONS`; `schema_version` records how many ran.
 """
 
@@ -24,8 +27,8 @@ from datetime import datetime
 from pathlib import Path
 
 from hub.errors import StoreError
-from hub.protocol import TERMINAL_STATES, Task, TaskState
-from hub.store.base import TaskPage, TaskQuery, TaskRecord
+from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
+from hub.store.base import PushConfigRecord, TaskPage, TaskQuery, TaskRecord
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -61,6 +64,17 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX tasks_by_status_time ON tasks (status_us DESC, task_id DESC, owner, state)",
         "CREATE INDEX tasks_by_context_time ON tasks (context_id, status_us DESC, task_id DESC)",
     ),
+    (
+        # Listed in rowid order, which an upsert keeps: a replaced config keeps its place.
+        """CREATE TABLE push_configs (
+            task_id   TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            owner     TEXT NOT NULL,
+            protocol  TEXT NOT NULL,
+            body      BLOB NOT NULL,
+            PRIMARY KEY (task_id, config_id)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -78,6 +92,17 @@ _TERMINAL = tuple(state.value for state in TERMINAL_STATES)
 _DELETE_TERMINAL = (
     f"DELETE FROM tasks WHERE status_us < ? AND state IN ({','.join('?' * len(_TERMINAL))})"
 )
+
+_DELETE_EXPIRED_PUSH = (
+    "DELETE FROM push_configs WHERE task_id IN (SELECT task_id FROM tasks "
+    f"WHERE status_us < ? AND state IN ({','.join('?' * len(_TERMINAL))}))"
+)
+_PUT_PUSH = (
+    "INSERT INTO push_configs (task_id, config_id, owner, protocol, body) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (task_id, config_id) DO UPDATE SET "
+    "owner = excluded.owner, protocol = excluded.protocol, body = excluded.body"
+)
+_PUSH_COLUMNS = "SELECT body, owner, protocol FROM push_configs"
 
 _Row = tuple[str, str, str, int, str, str, bytes]
 
@@ -242,11 +267,96 @@ class SqliteTaskStore:
     async def delete_terminal_before(self, cutoff: datetime) -> int:
         """Delete records of terminal tasks whose status time is before `cutoff`."""
         db = self._conn()
+        args = (epoch_micros(cutoff), *_TERMINAL)
         try:
-            deleted = db.execute(_DELETE_TERMINAL, (epoch_micros(cutoff), *_TERMINAL)).rowcount
+            db.execute("BEGIN")
+            try:
+                db.execute(_DELETE_EXPIRED_PUSH, args)
+                deleted: int = db.execute(_DELETE_TERMINAL, args).rowcount
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
         except sqlite3.Error as exc:
             raise StoreError(f"cannot delete expired tasks from {self.path} ({exc})") from None
         return deleted
+
+    async def put_push_config(self, record: PushConfigRecord) -> None:
+        """Insert or replace one push config, durably."""
+        db = self._conn()
+        row = (
+            record.task_id,
+            record.config_id,
+            record.owner,
+            record.protocol,
+            record.config.to_json(),
+        )
+        try:
+            db.execute(_PUT_PUSH, row)
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot write a push config of task {record.task_id} to {self.path} ({exc})"
+            ) from None
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushConfigRecord | None:
+        """The push config `config_id` of `task_id`, or None."""
+        query = f"{_PUSH_COLUMNS} WHERE task_id = ? AND config_id = ?"
+        rows = self._push_rows(query, (task_id, config_id), f"task {task_id}")
+        return rows[0] if rows else None
+
+    async def list_push_configs(self, task_id: str) -> builtins.list[PushConfigRecord]:
+        """Every push config of `task_id`, oldest first."""
+        query = f"{_PUSH_COLUMNS} WHERE task_id = ? ORDER BY rowid"
+        return self._push_rows(query, (task_id,), f"task {task_id}")
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        """Delete one push config; True if it existed."""
+        db = self._conn()
+        try:
+            deleted: int = db.execute(
+                "DELETE FROM push_configs WHERE task_id = ? AND config_id = ?",
+                (task_id, config_id),
+            ).rowcount
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot delete a push config of task {task_id} from {self.path} ({exc})"
+            ) from None
+        return deleted > 0
+
+    async def find_push_configs(
+        self, states: Collection[TaskState]
+    ) -> builtins.list[PushConfigRecord]:
+        """Every push config whose task is stored in one of `states`."""
+        values = [TaskState(state).value for state in states]
+        if not values:
+            return []
+        marks = ",".join("?" * len(values))
+        query = (
+            "SELECT p.body, p.owner, p.protocol FROM push_configs AS p "
+            f"JOIN tasks AS t ON t.task_id = p.task_id WHERE t.state IN ({marks}) "
+            "ORDER BY p.rowid"
+        )
+        return self._push_rows(query, values, "the live tasks")
+
+    def _push_rows(
+        self, query: str, args: Sequence[object], what: str
+    ) -> builtins.list[PushConfigRecord]:
+        db = self._conn()
+        try:
+            rows = db.execute(query, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot read push configs of {what} from {self.path} ({exc})"
+            ) from None
+        return [
+            PushConfigRecord(
+                config=TaskPushNotificationConfig.model_validate_json(body),
+                owner=owner,
+                protocol=protocol,
+            )
+            for body, owner, protocol in rows
+        ]
 
 
 def _configure(db: sqlite3.Connection, path: Path) -> None:

@@ -1,6 +1,7 @@
 """Tasks: the TaskManager, the task state machine and per-task update streams."""
 
 from hub.tasks.manager import INTERRUPTED_BY_RESTART, TaskManager
+from hub.tasks.observer import TaskHook, TaskObserver
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.state import check_transition
 from hub.tasks.stream import TaskStream, Update
@@ -8,7 +9,9 @@ from hub.tasks.stream import TaskStream, Update
 __all__ = [
     "INTERRUPTED_BY_RESTART",
     "TaskExecutor",
+    "TaskHook",
     "TaskManager",
+    "TaskObserver",
     "TaskRun",
     "TaskStream",
     "Update",

@@ -14,6 +14,7 @@ from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
     LimitExceededError,
+    SkillNotAllowedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -33,11 +34,14 @@ from hub.protocol import (
     utc_now,
 )
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
+from hub.protocol.trace import current_scope
 from hub.store import TaskQuery, TaskRecord, TaskStore
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
+from hub.tasks.intake import check_parts
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
+from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
 from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
 
@@ -46,6 +50,12 @@ __all__ = ["INTERRUPTED_BY_RESTART", "TaskManager"]
 log = logging.getLogger("hub.tasks")
 
 INTERRUPTED_BY_RESTART = "interrupted by restart"
+
+
+DIRECTIVE_KEY = "swarmKind"
+DIRECTIVE_SKILL = "federation"
+"""A message carrying a hub-to-hub directive (`metadata.swarmKind`) and naming no skill goes
+to the skill with this id, when the hub serves it."""
 
 
 class TaskManager:
@@ -82,6 +92,12 @@ class TaskManager:
         self._commits = GroupCommit(
             store, on_durable=self._after_commit, on_failure=self._commit_failed
         )
+        self._observers: list[TaskObserver] = []
+
+    def observe(self, observer: TaskObserver) -> None:
+        """Call `observer` after every commit that changed a task (see `TaskObserver`), and
+        for each task that restart recovery marks failed."""
+        self._observers.append(observer)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -122,6 +138,7 @@ class TaskManager:
             live = LiveTask(record)
             live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART))
             await self._store.put(live.record())
+            notify_observers(self._observers, live.task)
         if stale:
             log.warning("marked %d interrupted task(s) failed after a restart", len(stale))
 
@@ -143,10 +160,16 @@ class TaskManager:
 
     # -- operations ------------------------------------------------------------------------
 
-    async def send(self, request: SendMessageRequest, *, owner: str = "") -> Task | Message:
+    async def send(
+        self, request: SendMessageRequest, *, owner: str = "", on_task: TaskHook | None = None
+    ) -> Task | Message:
         """SendMessage: returns the Task when it is terminal or interrupted (or at once with
-        `returnImmediately`), or the skill's direct Message."""
-        accepted = await self._accept(request, owner, subscribe=False)
+        `returnImmediately`), or the skill's direct Message.
+
+        `on_task` is called with the task the message goes to before its change is committed
+        (see `TaskHook`); a skill that answers with a direct Message has no task to give it.
+        """
+        accepted = await self._accept(request, owner, subscribe=False, on_task=on_task)
         if isinstance(accepted, Message):
             return accepted
         live, _ = accepted
@@ -162,9 +185,12 @@ class TaskManager:
             raise live.failure
         return snapshot(live.task, history_length=history_length)
 
-    async def stream(self, request: SendMessageRequest, *, owner: str = "") -> TaskStream:
-        """SendStreamingMessage: a stream that starts with the Task (or the one Message)."""
-        accepted = await self._accept(request, owner, subscribe=True)
+    async def stream(
+        self, request: SendMessageRequest, *, owner: str = "", on_task: TaskHook | None = None
+    ) -> TaskStream:
+        """SendStreamingMessage: a stream that starts with the Task (or the one Message);
+        `on_task` as for `send`."""
+        accepted = await self._accept(request, owner, subscribe=True, on_task=on_task)
         if isinstance(accepted, Message):
             return Broadcast.single(Update(StreamResponse(message=accepted), closes_stream=True))
         live, stream = accepted
@@ -245,41 +271,55 @@ class TaskManager:
     # -- internals -------------------------------------------------------------------------
 
     async def _accept(
-        self, request: SendMessageRequest, owner: str, *, subscribe: bool
+        self,
+        request: SendMessageRequest,
+        owner: str,
+        *,
+        subscribe: bool,
+        on_task: TaskHook | None = None,
     ) -> Message | tuple[LiveTask, TaskStream | None]:
         message = request.message
-        if len(message.parts) > self._limits.max_parts:
-            raise LimitExceededError(
-                f"message has {len(message.parts)} parts; the limit is "
-                f"{self._limits.max_parts} (limits.max_parts)"
-            )
+        check_parts(message, self._limits)
         if message.role is not Role.USER:
             raise InvalidParamsError(
                 "message.role must be ROLE_USER for a message sent to the hub",
                 violations=[("message.role", "must be ROLE_USER")],
             )
         if message.task_id:
-            return await self._continue(message, owner, subscribe=subscribe)
+            return await self._continue(message, owner, subscribe=subscribe, on_task=on_task)
         skill = self._skill_for(request)
         executor = self._execution.executors[skill]
         context_id = message.context_id or new_id()
         if executor.direct_reply:
             reply = await executor.reply(request, context_id)
             return reply.model_copy(update={"context_id": context_id, "task_id": None})
-        return await self._create(request, skill, context_id, owner, subscribe=subscribe)
+        return await self._create(
+            request, skill, context_id, owner, subscribe=subscribe, on_task=on_task
+        )
 
     def _skill_for(self, request: SendMessageRequest) -> str:
+        """The skill the message asks for (or the default one), if its caller may use it:
+        the caller's skill scope travels in the current call scope."""
+        scope = current_scope()
+        allowed = scope.skills if scope is not None else None
+        executors = self._execution.executors
         for metadata in (request.metadata, request.message.metadata):
+            directive = metadata and DIRECTIVE_KEY in metadata and "skill" not in metadata
+            if directive and DIRECTIVE_SKILL in executors:
+                metadata = {**(metadata or {}), "skill": DIRECTIVE_SKILL}
             if metadata and "skill" in metadata:
                 skill = metadata["skill"]
-                executors = self._execution.executors
                 if not isinstance(skill, str) or skill not in executors:
-                    known = ", ".join(sorted(executors))
+                    known = ", ".join(sorted(allowed if allowed is not None else executors))
                     raise InvalidParamsError(
                         f"skill {skill!r} is not served by this hub (known: {known})",
                         violations=[("metadata.skill", f"must be one of: {known}")],
                     )
+                if allowed is not None and skill not in allowed:
+                    raise _not_allowed(f"skill {skill!r} is", allowed)
                 return skill
+        if allowed is not None and self._default_skill not in allowed:
+            raise _not_allowed(f"the default skill '{self._default_skill}' is", allowed)
         return self._default_skill
 
     async def _create(
@@ -290,6 +330,7 @@ class TaskManager:
         owner: str,
         *,
         subscribe: bool,
+        on_task: TaskHook | None = None,
     ) -> tuple[LiveTask, TaskStream | None]:
         self._live.admit(context_id)
         task_id = new_id()
@@ -301,6 +342,8 @@ class TaskManager:
             history=[first],
             metadata=request.metadata,
         )
+        if on_task is not None:
+            on_task(task)
         live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
         self._live.add(live)
         self._commits.mark(live)
@@ -310,7 +353,7 @@ class TaskManager:
         return live, stream
 
     async def _continue(
-        self, message: Message, owner: str, *, subscribe: bool
+        self, message: Message, owner: str, *, subscribe: bool, on_task: TaskHook | None = None
     ) -> tuple[LiveTask, TaskStream | None]:
         task_id = message.task_id or ""
         live = await self._materialize(task_id, owner)
@@ -332,6 +375,16 @@ class TaskManager:
                 "input-required or auth-required (cancel it, or subscribe to follow it)",
                 metadata={"taskId": task_id},
             )
+        held = len(live.task.history or [])
+        if held >= self._limits.max_history:
+            raise LimitExceededError(
+                f"task {task_id} holds {held} messages; the limit is "
+                f"{self._limits.max_history} (limits.max_history): start a new task in the "
+                "same context",
+                metadata={"taskId": task_id},
+            )
+        if on_task is not None:
+            on_task(live.task)
         live.add_user_message(message)
         self._apply(live, live.apply_status(TaskState.WORKING))
         stream = live.subscribe() if subscribe else None
@@ -351,6 +404,8 @@ class TaskManager:
         self._commits.mark(live)
 
     def _after_commit(self, live: LiveTask) -> None:
+        if self._observers:
+            notify_observers(self._observers, live.task)
         if live.state.is_terminal:
             self._live.discard(live)
 
@@ -398,6 +453,15 @@ class TaskManager:
 
 def _visible(record_owner: str, owner: str) -> bool:
     return not owner or record_owner == owner
+
+
+def _not_allowed(what: str, allowed: frozenset[str]) -> SkillNotAllowedError:
+    known = ", ".join(sorted(allowed))
+    return SkillNotAllowedError(
+        f"{what} not among the skills this caller may use ({known}); name one of them in "
+        "metadata.skill",
+        violations=[("metadata.skill", f"must be one of: {known}")],
+    )
 
 
 def _not_cancelable(task: Task) -> TaskNotCancelableError:

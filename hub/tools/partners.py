@@ -32,8 +32,9 @@ from hub.client import (
     Timeouts,
     build_http_client,
 )
-from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
+from hub.errors import CardFetchError, ClientError, ConfigError
 from hub.protocol import AgentCard
+from hub.protocol.trace import current_scope
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
 from hub.tools.conversations import Conversations
 from hub.tools.remote import RemoteAgentTool
@@ -76,8 +77,18 @@ class _Partner:
     tool: RemoteAgentTool | None = None
 
 
+def _allowed() -> frozenset[str] | None:
+    """The partners the current caller may reach (None: all), from its call scope."""
+    scope = current_scope()
+    return scope.agents if scope is not None else None
+
+
 class Partners(Mapping[str, RemoteAgentTool]):
     """The registry's enabled partners, by name, as tools (`partners["research"]`).
+
+    Inside a request (or a task it started) whose caller is scoped to some partners, the
+    others do not exist: lookups fail as for a name agents.yaml does not list, and iteration
+    and `len` skip them.
 
     Use it as an async context manager: it closes the HTTP client it made.
 
@@ -149,10 +160,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
         return self._tool(self._partner(name))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._partners)
+        allowed = _allowed()
+        return iter(name for name in self._partners if allowed is None or name in allowed)
 
     def __len__(self) -> int:
-        return len(self._partners)
+        allowed = _allowed()
+        if allowed is None:
+            return len(self._partners)
+        return sum(1 for name in self._partners if name in allowed)
 
     @property
     def registry(self) -> Registry:
@@ -317,10 +332,11 @@ class Partners(Mapping[str, RemoteAgentTool]):
         return _Partner(entry=entry, breaker=breaker, card=entry.card)
 
     def _partner(self, name: str) -> _Partner:
+        allowed = _allowed()
         partner = self._partners.get(name)
-        if partner is None:
-            self._registry[name]  # raises UnknownAgentError with the known names
-            raise UnknownAgentError(f"agent '{name}' is not in agents.yaml")
+        if partner is None or (allowed is not None and name not in allowed):
+            # A partner outside the caller's scope gets the very error of an unknown name.
+            raise self._registry.unknown(name, among=allowed)
         return partner
 
     @staticmethod

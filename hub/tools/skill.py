@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hub.protocol import AgentSkill, SendMessageRequest
+from hub.protocol.trace import current_scope
 from hub.tasks import TaskManager
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
@@ -49,5 +50,7 @@ class SkillTool(DefinedTool):
         """Run the skill on `message` and wait until its task settles."""
         args = parse_arguments(self.name, arguments, [self.skill_id])
         request = SendMessageRequest(message=args.to_message(), metadata={"skill": self.skill_id})
-        reply = await self._manager().send(request)
+        # The task belongs to whoever the calling work runs for, as if they had sent it.
+        scope = current_scope()
+        reply = await self._manager().send(request, owner=scope.caller if scope else "")
         return ToolResult.from_reply(self.name, self.skill_id, reply)

@@ -6,7 +6,7 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from hub.config import LimitSettings, Settings
+from hub.config import CardSettings, LimitSettings, Settings
 from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
@@ -24,7 +24,11 @@ def hub_skills() -> dict[str, Skill]:
 
 
 def hub_settings(**limits: object) -> Settings:
-    return Settings(limits=LimitSettings.model_validate({"max_body": 4096, **limits}))
+    # No request rate limit: these tests send hundreds of requests a second from one address
+    # (tests/server/test_limits.py covers the limit).
+    return Settings(
+        limits=LimitSettings.model_validate({"max_body": 4096, "requests_per_second": 0, **limits})
+    )
 
 
 @pytest.fixture
@@ -33,6 +37,17 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with LifespanManager(app):
         # Not manager.app: asgi-lifespan hands every request the same `state` dict, where
         # Litestar caches parsed headers, so requests would see each other's headers.
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
+            yield http
+
+
+@pytest.fixture
+async def push_off_client() -> AsyncIterator[httpx.AsyncClient]:
+    """Like `client`, on a hub whose card switches push notifications off."""
+    settings = hub_settings().model_copy(update={"card": CardSettings(push_notifications=False)})
+    app = create_app(settings, store=MemoryTaskStore(), skills=hub_skills())
+    async with LifespanManager(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
             yield http

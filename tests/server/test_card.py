@@ -8,6 +8,7 @@ import pytest
 from hub.config import CardSettings, Settings
 from hub.errors import CardMismatchError, ConfigError
 from hub.server import create_app
+from hub.server.card import ServedFeatures, build_card, check_card
 from hub.store import MemoryTaskStore
 
 from .conftest import hub_skills
@@ -43,10 +44,19 @@ async def test_card_answers_304_to_a_matching_etag(client: httpx.AsyncClient) ->
     assert other.status_code == 200
 
 
-def test_a_card_promising_push_notifications_is_a_start_up_error() -> None:
+def test_a_card_promising_push_notifications_the_server_lacks_is_refused() -> None:
     settings = Settings(card=CardSettings(push_notifications=True))
+    card = build_card(settings, [skill.card for skill in hub_skills().values()])
     with pytest.raises(CardMismatchError):
-        create_app(settings, store=MemoryTaskStore(), skills=hub_skills())
+        check_card(card, ServedFeatures(push_notifications=False))
+    check_card(card, ServedFeatures(push_notifications=True))
+
+
+async def test_the_card_advertises_push_notifications_by_default(
+    client: httpx.AsyncClient,
+) -> None:
+    card = (await client.get("/.well-known/agent-card.json")).json()
+    assert card["capabilities"]["pushNotifications"] is True
 
 
 def test_a_default_skill_that_is_not_configured_is_a_start_up_error() -> None:

@@ -535,7 +535,7 @@ WORDS = (
     "1.0",
     "2020-01-01T00:00:00Z",
     "not-a-time",
-    "https://example.com/hook",
+    "https://hooks.example.invalid/hook",
     "aGk=",
     "@@@",
 )
@@ -697,7 +697,7 @@ TEMPLATES: tuple[tuple[str, Template], ...] = (
         "CreateTaskPushNotificationConfig",
         lambda task: {
             "taskId": task,
-            "url": "https://example.com/hook",
+            "url": "https://hooks.example.invalid/hook",
             "token": "t",
             "authentication": {"scheme": "Bearer", "credentials": "c"},
         },
@@ -719,7 +719,7 @@ TEMPLATES: tuple[tuple[str, Template], ...] = (
         lambda task: {
             "taskId": task,
             "pushNotificationConfig": {
-                "url": "https://example.com/hook",
+                "url": "https://hooks.example.invalid/hook",
                 "authentication": {"schemes": ["Bearer"]},
             },
         },

@@ -162,10 +162,10 @@ async def test_v03_method_with_a_v1_header_gets_the_03_mapping_of_32009(
 
 
 async def test_push_config_methods_are_refused_while_push_is_off(
-    client: httpx.AsyncClient,
+    push_off_client: httpx.AsyncClient,
 ) -> None:
     params = {"taskId": "t", "url": "https://example.com/hook"}
-    document = await rpc(client, "CreateTaskPushNotificationConfig", params)
+    document = await rpc(push_off_client, "CreateTaskPushNotificationConfig", params)
     assert error_code(document) == -32003
 
 

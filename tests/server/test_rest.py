@@ -116,7 +116,19 @@ async def test_rest_errors_use_the_spec_statuses(client: httpx.AsyncClient) -> N
         await client.post(
             "/tasks/t/pushNotificationConfigs", json={"url": "https://x"}, headers=V1
         ),
+        404,
+        "TASK_NOT_FOUND",
+    )
+    assert_status(await client.get("/extendedAgentCard", headers=V1), 400, "UNSUPPORTED_OPERATION")
+
+
+async def test_push_config_routes_are_refused_while_push_is_off(
+    push_off_client: httpx.AsyncClient,
+) -> None:
+    assert_status(
+        await push_off_client.post(
+            "/tasks/t/pushNotificationConfigs", json={"url": "https://x"}, headers=V1
+        ),
         400,
         "PUSH_NOTIFICATION_NOT_SUPPORTED",
     )
-    assert_status(await client.get("/extendedAgentCard", headers=V1), 400, "UNSUPPORTED_OPERATION")

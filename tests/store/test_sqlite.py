@@ -162,7 +162,7 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
     assert (await store.list(TaskQuery(owner="alice"))).records == [record]
     await store.close()
     with sqlite3.connect(path) as check:
-        assert check.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert check.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
         indexes = {
             row[0]
             for row in check.execute(

@@ -1,0 +1,41 @@
+"""Settings: the models behind `config/hub.yaml`, and `load_settings()`.
+
+Settings are strict: an unknown key or a wrong type is a start-up error that names the file,
+the line and the key. Values can be overridden by `HUB_*` environment variables and by the
+`a2a-hub serve` flags, in that order of precedence (flags win). `${NAME}` in a string value is
+replaced by the environment variable NAME when the file is loaded.
+"""
+
+from hub.config.loading import describe_validation_error, load_settings, load_yaml_model
+from hub.config.security import AuthSettings, CorsSettings, CredentialSettings, PushSettings
+from hub.config.settings import (
+    CardSettings,
+    LimitSettings,
+    ProcessSkillSettings,
+    ProviderSettings,
+    ServerSettings,
+    Settings,
+    SkillRef,
+    StoreSettings,
+)
+from hub.config.values import parse_duration, parse_size
+
+__all__ = [
+    "AuthSettings",
+    "CardSettings",
+    "CorsSettings",
+    "CredentialSettings",
+    "LimitSettings",
+    "ProcessSkillSettings",
+    "ProviderSettings",
+    "PushSettings",
+    "ServerSettings",
+    "Settings",
+    "SkillRef",
+    "StoreSettings",
+    "describe_validation_error",
+    "load_settings",
+    "load_yaml_model",
+    "parse_duration",
+    "parse_size",
+]

@@ -1,0 +1,211 @@
+"""The models behind `config/hub.yaml`: strict (an unknown key is an error) and frozen."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hub.config.security import AuthSettings, CorsSettings, PushSettings
+from hub.config.values import parse_duration, parse_size
+
+__all__ = [
+    "CardSettings",
+    "LimitSettings",
+    "ProcessSkillSettings",
+    "ProviderSettings",
+    "ServerSettings",
+    "Settings",
+    "SkillRef",
+    "StoreSettings",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSettings(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    public_url: str | None = None
+    """The URL clients use to reach the hub; defaults to http://host:port."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    accept_missing_version: bool = False
+    """Treat a request with no A2A-Version on a 1.0 method name as 1.0 (the spec reads it as
+    0.3 and refuses it with -32009)."""
+    keepalive: float = 15.0
+    """Seconds between keep-alive comments on an idle SSE stream."""
+    max_hops: int = Field(default=8, ge=1)
+    """Most hubs a request may have gone through before this one (longer trails are
+    refused, as are loops)."""
+
+    @field_validator("keepalive", mode="before")
+    @classmethod
+    def _keepalive(cls, value: object) -> float:
+        return parse_duration(value)
+
+    def base_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+
+class StoreSettings(_Strict):
+    kind: Literal["sqlite", "memory"] = "sqlite"
+    path: str = "var/hub.db"
+
+
+class LimitSettings(_Strict):
+    max_tasks: int = Field(default=1000, ge=1)
+    """Live (not terminal) tasks at once."""
+    max_contexts: int = Field(default=500, ge=1)
+    """Distinct contexts among live tasks."""
+    task_ttl: float = 3600.0
+    """How long a terminal task is kept before it is deleted (seconds, or '1h')."""
+    max_body: int = 1024 * 1024
+    """Largest request body accepted (bytes, or '1MiB')."""
+    max_parts: int = Field(default=64, ge=1)
+    """Most parts in one message."""
+    max_part_bytes: int = 512 * 1024
+    """Largest single part: its text, data (as JSON) or inline file bytes (bytes, or '512KiB')."""
+    max_history: int = Field(default=200, ge=1)
+    """Most messages in one task's history (a task that would grow past it is refused more)."""
+    max_streams_per_caller: int = Field(default=32, ge=1)
+    """Open SSE streams (SendStreamingMessage, SubscribeToTask) per caller at once."""
+    requests_per_second: float = Field(default=100.0, ge=0)
+    """Sustained requests per second per caller (a token bucket); 0 for no limit."""
+    burst: int = Field(default=200, ge=1)
+    """Requests a caller may send at once above the sustained rate."""
+
+    @field_validator("task_ttl", mode="before")
+    @classmethod
+    def _ttl(cls, value: object) -> float:
+        return parse_duration(value)
+
+    @field_validator("max_body", "max_part_bytes", mode="before")
+    @classmethod
+    def _size(cls, value: object) -> int:
+        return parse_size(value)
+
+
+class ProviderSettings(_Strict):
+    organization: str
+    url: str
+
+
+class CardSettings(_Strict):
+    name: str = "a2a-hub"
+    description: str = "An A2A hub: local skills, partner agents as tools, delegation and swarms."
+    version: str = "0.1.0"
+    provider: ProviderSettings | None = None
+    documentation_url: str | None = None
+    icon_url: str | None = None
+    streaming: bool = True
+    """Advertise and serve SendStreamingMessage and SubscribeToTask."""
+    push_notifications: bool = True
+    """Advertise and serve push notifications (the `push` settings shape their delivery)."""
+    extended_card: bool = False
+    """Advertise an extended card (needs authentication; refused at start-up until configured)."""
+    cache_max_age: int = Field(default=300, ge=0)
+    """Seconds clients may cache the card (`Cache-Control: max-age`)."""
+
+
+class ProcessSkillSettings(_Strict):
+    """A command-line program served as a skill: one run of `command` per task.
+
+    See docs/skills.md ("Process skills") for the output line format and the stdin protocol.
+    """
+
+    PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("text", "task_id", "context_id", "data")
+    _PLACEHOLDER: ClassVar[re.Pattern[str]] = re.compile(r"\{([a-z_]+)\}")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    """The skill id in the card and in `metadata.skill`."""
+    name: str | None = None
+    """A human name (default: the id)."""
+    description: str
+    """What the skill does, shown in the card."""
+    tags: tuple[str, ...] = ()
+    """Keywords for routing."""
+    examples: tuple[str, ...] = ()
+    """Example prompts."""
+    command: tuple[str, ...] = Field(min_length=1)
+    """The program and its arguments, run without a shell. `{text}`, `{task_id}`,
+    `{context_id}` and `{data}` in an argument are replaced by the message text, the ids and
+    the JSON array of the message's data values; the result is always that one argument."""
+    cwd: str | None = None
+    """Working directory of the program (relative to the hub's); default: the hub's."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the hub's environment for the program (`${NAME}` is expanded)."""
+    output: Literal["jsonl", "text"] = "jsonl"
+    """`jsonl`: one JSON event per stdout line; `text`: every line is response text."""
+    timeout: float = 600.0
+    """Longest run, in seconds or as '10m' (time parked in input-required does not count)."""
+    idle_timeout: float | None = None
+    """Longest time without a line of output (default: no limit)."""
+    approval: Literal["input-required", "auto-approve", "deny"] = "input-required"
+    """What an `approval_required` event does: ask the caller, answer yes, or answer no."""
+    max_concurrent: int = Field(default=1, ge=1)
+    """Runs of this skill at once; more tasks wait in TASK_STATE_SUBMITTED."""
+    max_queue: int = Field(default=16, ge=0)
+    """Tasks that may wait for a run; one more is rejected."""
+    grace: float = 5.0
+    """Seconds between SIGTERM and SIGKILL when a run is stopped."""
+
+    @field_validator("timeout", "grace", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> float:
+        return parse_duration(value)
+
+    @field_validator("idle_timeout", mode="before")
+    @classmethod
+    def _optional_duration(cls, value: object) -> float | None:
+        return None if value is None else parse_duration(value)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, command: tuple[str, ...]) -> tuple[str, ...]:
+        if not command[0]:
+            raise ValueError("the program (the first element of command) is empty")
+        if cls._PLACEHOLDER.search(command[0]):
+            # A templated program name would let a message choose what runs.
+            raise ValueError("the program (the first element of command) cannot be templated")
+        for argument in command[1:]:
+            for name in cls._PLACEHOLDER.findall(argument):
+                if name not in cls.PLACEHOLDERS:
+                    known = ", ".join(f"{{{known}}}" for known in cls.PLACEHOLDERS)
+                    raise ValueError(f"unknown placeholder {{{name}}} (known: {known})")
+        return command
+
+
+class SkillRef(_Strict):
+    """One entry of `skills:`: exactly one of `builtin`, `module` (`package.module:function`)
+    or `process` (a command-line program)."""
+
+    builtin: str | None = None
+    module: str | None = None
+    process: ProcessSkillSettings | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SkillRef:
+        given = [self.builtin, self.module, self.process]
+        if sum(value is not None for value in given) != 1:
+            raise ValueError("a skill entry needs exactly one of 'builtin', 'module' or 'process'")
+        if self.module is not None and ":" not in self.module:
+            raise ValueError(
+                f"module skill {self.module!r} must be written 'package.module:function'"
+            )
+        return self
+
+
+class Settings(_Strict):
+    server: ServerSettings = ServerSettings()
+    store: StoreSettings = StoreSettings()
+    agents: str = "agents.yaml"
+    skills: list[SkillRef] = Field(default_factory=lambda: [SkillRef(builtin="echo")])
+    default_skill: str = "echo"
+    limits: LimitSettings = LimitSettings()
+    card: CardSettings = CardSettings()
+    auth: AuthSettings = AuthSettings()
+    push: PushSettings = PushSettings()
+    cors: CorsSettings = CorsSettings()
