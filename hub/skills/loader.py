@@ -12,12 +12,18 @@ from hub.errors import ConfigError
 from hub.skills.api import LocalSkill, Skill
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
+from hub.skills.federation import federation
 from hub.skills.process import build_process_skill
 from hub.skills.swarm import swarm
 
 __all__ = ["BUILTIN_SKILLS", "load_skills"]
 
-BUILTIN_SKILLS: dict[str, Skill] = {"echo": echo, "delegate": delegate, "swarm": swarm}
+BUILTIN_SKILLS: dict[str, Skill] = {
+    "echo": echo,
+    "delegate": delegate,
+    "swarm": swarm,
+    "federation": federation,
+}
 
 
 def _import(reference: str) -> Skill:
