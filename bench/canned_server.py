@@ -15,6 +15,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
+from collections import Counter
 from typing import cast
 
 import httptools
@@ -45,23 +47,30 @@ def _response(content_type: bytes, body: bytes) -> bytes:
     )
 
 
-def _stream_response() -> bytes:
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+)
+
+
+def _chunk(event: dict[str, object]) -> bytes:
     # Chunked, like a real SSE server, so the client's chunked path is exercised.
-    chunks = b""
-    for event in _EVENTS:
-        frame = (
-            b"data: %s\r\n\r\n" % json.dumps({"jsonrpc": "2.0", "id": 1, "result": event}).encode()
-        )
-        chunks += b"%x\r\n%s\r\n" % (len(frame), frame)
-    return (
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-        b"transfer-encoding: chunked\r\n\r\n%s0\r\n\r\n" % chunks
-    )
+    frame = b"data: %s\r\n\r\n" % json.dumps({"jsonrpc": "2.0", "id": 1, "result": event}).encode()
+    return b"%x\r\n%s\r\n" % (len(frame), frame)
 
 
-def _card(host: str, port: int) -> bytes:
+def _stream_response() -> bytes:
+    return _STREAM_HEAD + b"".join(_chunk(event) for event in _EVENTS) + b"0\r\n\r\n"
+
+
+def _stream_parts() -> tuple[bytes, bytes]:
+    """The stream split in two: the headers and the task event, then the rest."""
+    first, *rest = _EVENTS
+    return _STREAM_HEAD + _chunk(first), b"".join(_chunk(e) for e in rest) + b"0\r\n\r\n"
+
+
+def _card(host: str, port: int, streaming: bool) -> bytes:
     """A card naming this server's JSON-RPC 1.0 endpoint, so a hub can call it as a partner.
-    It does not offer streaming: a partner's tool then sends one SendMessage per call."""
+    Without `streaming`, a partner's tool sends one SendMessage per call."""
     return json.dumps(
         {
             "name": "canned",
@@ -74,7 +83,7 @@ def _card(host: str, port: int) -> bytes:
                     "protocolVersion": "1.0",
                 }
             ],
-            "capabilities": {"streaming": False},
+            "capabilities": {"streaming": streaming},
             "defaultInputModes": ["text/plain"],
             "defaultOutputModes": ["text/plain"],
             "skills": [{"id": "canned", "name": "canned", "description": "canned", "tags": []}],
@@ -82,19 +91,24 @@ def _card(host: str, port: int) -> bytes:
     ).encode()
 
 
+_METHOD = re.compile(rb'"method"\s*:\s*"([A-Za-z/]+)"')
+
 _REPLIES = {
     "send": _response(b"application/json", _SEND),
     "stream": _stream_response(),
 }
+_STREAM_PARTS = _stream_parts()
 
 
 class _CannedProtocol(asyncio.Protocol):
-    def __init__(self, delay: float, card: bytes) -> None:
+    def __init__(self, delay: float, card: bytes, counts: Counter[str] | None) -> None:
         self._delay = delay
         self._card = card
+        self._counts = counts
         self._parser = httptools.HttpRequestParser(self)
         self._transport: asyncio.Transport | None = None
         self._body: list[bytes] = []
+        self._url = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement asyncio.Transport without subclassing it.
@@ -107,29 +121,51 @@ class _CannedProtocol(asyncio.Protocol):
             if self._transport is not None:
                 self._transport.close()
 
+    def on_url(self, url: bytes) -> None:
+        self._url = url
+
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
 
     def on_message_complete(self) -> None:
         body = b"".join(self._body)
         self._body = []
+        assert self._transport is not None
         if self._parser.get_method() == b"GET":
-            reply = self._card
-        elif b"SendStreamingMessage" in body:
+            if self._counts is not None and self._url == b"/_counts":
+                counts = json.dumps(self._counts).encode()
+                self._transport.write(_response(b"application/json", counts))
+                return
+            self._transport.write(self._card)
+            return
+        if self._counts is not None:
+            match = _METHOD.search(body)
+            self._counts[match.group(1).decode() if match else "?"] += 1
+        if b"SendStreamingMessage" in body:
+            if self._delay > 0:
+                # The task event at once, the rest when the work is done: as a real agent.
+                head, rest = _STREAM_PARTS
+                self._transport.write(head)
+                asyncio.get_running_loop().call_later(self._delay, self._transport.write, rest)
+                return
             reply = _REPLIES["stream"]
+        elif b"SendMessage" not in body:
+            # Only work takes time: a cancel or a read is answered at once.
+            self._transport.write(_REPLIES["send"])
+            return
         else:
             reply = _REPLIES["send"]
-        assert self._transport is not None
         if self._delay > 0:
             asyncio.get_running_loop().call_later(self._delay, self._transport.write, reply)
         else:
             self._transport.write(reply)
 
 
-async def _serve(host: str, port: int, delay: float) -> None:
+async def _serve(host: str, port: int, delay: float, streaming: bool, count: bool) -> None:
     loop = asyncio.get_running_loop()
-    card = _response(b"application/json", _card(host, port))
-    server = await loop.create_server(lambda: _CannedProtocol(delay, card), host, port)
+    card = _response(b"application/json", _card(host, port, streaming))
+    counts: Counter[str] | None = Counter() if count else None
+    server = await loop.create_server(lambda: _CannedProtocol(delay, card, counts), host, port)
     async with server:
         await server.serve_forever()
 
@@ -145,9 +181,13 @@ def main(argv: list[str] | None = None) -> None:
         default=0.0,
         help="seconds to hold each reply, to set the request rate a given concurrency reaches",
     )
+    parser.add_argument("--streaming", action="store_true", help="advertise streaming in the card")
+    parser.add_argument(
+        "--count", action="store_true", help="count JSON-RPC methods; GET /_counts shows them"
+    )
     args = parser.parse_args(argv)
     with contextlib.suppress(KeyboardInterrupt):
-        uvloop.run(_serve(args.host, args.port, args.delay))
+        uvloop.run(_serve(args.host, args.port, args.delay, args.streaming, args.count))
 
 
 if __name__ == "__main__":
