@@ -95,6 +95,19 @@ _METHOD = re.compile(rb'"method"\s*:\s*"([A-Za-z/]+)"')
 
 _REPLIES = {
     "send": _response(b"application/json", _SEND),
+    "task": _response(
+        b"application/json", json.dumps({"jsonrpc": "2.0", "id": 1, "result": _TASK}).encode()
+    ),
+    "canceled": _response(
+        b"application/json",
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {**_TASK, "status": {"state": "TASK_STATE_CANCELED"}, "artifacts": []},
+            }
+        ).encode(),
+    ),
     "stream": _stream_response(),
 }
 _STREAM_PARTS = _stream_parts()
@@ -150,8 +163,9 @@ class _CannedProtocol(asyncio.Protocol):
                 return
             reply = _REPLIES["stream"]
         elif b"SendMessage" not in body:
-            # Only work takes time: a cancel or a read is answered at once.
-            self._transport.write(_REPLIES["send"])
+            # Only work takes time: a cancel or a read is answered at once, with the task.
+            canceled = b"CancelTask" in body
+            self._transport.write(_REPLIES["canceled" if canceled else "task"])
             return
         else:
             reply = _REPLIES["send"]
