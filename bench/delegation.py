@@ -27,7 +27,6 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from bench.target import (
     RunningServer,
     ServerStartError,
     Target,
+    canned_command,
     exit_on_sigterm,
     hub_command,
     pin_self,
@@ -49,21 +49,6 @@ RESULTS = REPO / "bench" / "results"
 _AGENTS = Path("var/bench-agents.yaml")
 _STORE = Path("var/bench-delegation.db")
 _SETTLE = 0.25
-
-
-def _partner_command(delay: float) -> Callable[[int], list[str]]:
-    def command(port: int) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "bench.canned_server",
-            "--port",
-            str(port),
-            "--delay",
-            str(delay),
-        ]
-
-    return command
 
 
 def _hub_command(port: int) -> list[str]:
@@ -160,7 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     exit_on_sigterm()
     if not pin_self(1):
         print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
-    partner_target = Target(name="partner", command=_partner_command(args.partner_delay))
+    partner_target = Target(
+        name="partner", command=canned_command("--delay", str(args.partner_delay))
+    )
     hub_target = Target(name="hub", command=_hub_command, store=_STORE)
     runs: list[_Run] = []
     try:

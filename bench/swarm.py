@@ -24,7 +24,6 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from bench.target import (
     RunningServer,
     ServerStartError,
     Target,
+    canned_command,
     exit_on_sigterm,
     hub_command,
     pin_self,
@@ -47,13 +47,6 @@ RESULTS = REPO / "bench" / "results"
 _AGENTS = Path("var/bench-swarm-agents.yaml")
 _STORE = Path("var/bench-swarm.db")
 _RACE_LOSERS = 9
-
-
-def _canned(*flags: str) -> Callable[[int], list[str]]:
-    def command(port: int) -> list[str]:
-        return [sys.executable, "-m", "bench.canned_server", "--port", str(port), *flags]
-
-    return command
 
 
 def _hub(port: int) -> list[str]:
@@ -123,9 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     exit_on_sigterm()
     if not pin_self(1):
         print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
-    echo_t = Target(name="echo50", command=_canned("--delay", "0.05"))
-    fast_t = Target(name="fast", command=_canned("--delay", "0.01", "--streaming"))
-    slow_t = Target(name="slow", command=_canned("--delay", "2", "--streaming", "--count"))
+    echo_t = Target(name="echo50", command=canned_command("--delay", "0.05"))
+    fast_t = Target(name="fast", command=canned_command("--delay", "0.01", "--streaming"))
+    slow_t = Target(name="slow", command=canned_command("--delay", "2", "--streaming", "--count"))
     hub_t = Target(name="hub", command=_hub, store=_STORE)
     broadcast: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
     race: list[tuple[float, float, int, int]] = []

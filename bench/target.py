@@ -22,6 +22,7 @@ __all__ = [
     "RunningServer",
     "ServerStartError",
     "Target",
+    "canned_command",
     "exit_on_sigterm",
     "hub_command",
     "pin_self",
@@ -73,8 +74,13 @@ def _reference_command(port: int) -> list[str]:
     return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
 
 
-def _canned_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "bench.canned_server", "--port", str(port)]
+def canned_command(*flags: str) -> Callable[[int], list[str]]:
+    """The command of a `bench.canned_server` on a given port, with `flags`."""
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "bench.canned_server", "--port", str(port), *flags]
+
+    return command
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +105,7 @@ TARGETS: dict[str, Target] = {
     "reference": Target(name="reference", command=_reference_command),
     "hub": Target(name="hub", command=hub_command, store=_HUB_STORE),
     # Not a real agent: replies from memory, to show the harness's own ceiling.
-    "canned": Target(name="canned", command=_canned_command),
+    "canned": Target(name="canned", command=canned_command()),
 }
 
 
