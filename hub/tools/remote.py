@@ -77,7 +77,7 @@ class RemoteAgentTool(DefinedTool):
             # A cancel scope costs; a call with no deadline goes without one.
             with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
                 if client.card.capabilities.streaming:
-                    reply = await _follow_stream(client, message, metadata, pending)
+                    reply = await _follow_stream_to_the_end(client, message, metadata, pending)
                 else:
                     reply = await _send_and_poll(client, message, metadata, pending)
         except TimeoutError:
@@ -124,6 +124,8 @@ class _Pending:
 
     def __init__(self) -> None:
         self.task_id: str | None = None
+        self.named = anyio.Event()
+        """Set once the partner has named its task (or the call ended without one)."""
 
     async def abandon(self, client: A2AClient) -> None:
         task_id, self.task_id = self.task_id, None
@@ -138,6 +140,42 @@ class _Pending:
             await client.cancel(task_id)
 
 
+async def _follow_stream_to_the_end(
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
+) -> Task | Message:
+    """`_follow_stream`, but a caller that gives up before the partner has named its task
+    waits (at most `_CANCEL_WAIT`) for the name, so the task can be canceled, not orphaned.
+
+    The stream runs shielded from the caller's cancellation; this function stops it itself.
+    """
+    outcome: list[Task | Message | BaseException] = []
+    finished = anyio.Event()
+    inner = anyio.CancelScope(shield=True)
+
+    async def follow() -> None:
+        with inner:
+            try:
+                outcome.append(await _follow_stream(client, message, metadata, pending))
+            except Exception as exc:  # handed to the caller below
+                outcome.append(exc)
+        pending.named.set()
+        finished.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(follow)
+        try:
+            await finished.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_WAIT):
+                await pending.named.wait()
+            inner.cancel()
+            raise
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 async def _follow_stream(
     client: A2AClient,
     message: Message,
@@ -150,6 +188,7 @@ async def _follow_stream(
             fold.add(event)
             if pending is not None and fold.task is not None:
                 pending.task_id = None if fold.settled else fold.task.id
+                pending.named.set()
             if fold.settled:
                 break
     reply = fold.reply()

@@ -20,7 +20,16 @@ from hub.errors import (
 from hub.registry import Registry, RegistryDiff
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
-from tests.client.scripted import ScriptedAgent, card_document, respond
+from tests.client.scripted import (
+    Call,
+    Receive,
+    ScriptedAgent,
+    Send,
+    card_document,
+    respond,
+    rpc_result,
+    sse,
+)
 from tests.tools.agents import registry_file
 
 pytestmark = pytest.mark.anyio
@@ -201,3 +210,31 @@ async def test_a_card_that_cannot_be_read_names_the_partner_and_the_cause(
             await partners.card("gone")
 
     assert isinstance(caught.value.__cause__.__cause__, AgentUnreachableError)
+
+
+async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_it(
+    scripted: tuple[str, ScriptedAgent], tmp_path: Path
+) -> None:
+    url, agent = scripted
+    agent.routes[CARD_GET] = respond(200, _card(url, description="d", skills=["echo"]))
+    task = {"id": "late-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
+
+    async def slow_to_name(call: Call, receive: Receive, send: Send) -> None:
+        await anyio.sleep(0.5)  # the request is in, the task not yet named
+        await sse([{"task": task}], then="close")(call, receive, send)
+
+    agent.routes["SendStreamingMessage"] = slow_to_name
+    agent.routes["CancelTask"] = rpc_result({**task, "status": {"state": "TASK_STATE_CANCELED"}})
+    registry = registry_file(tmp_path / "agents.yaml", {"slow": url})
+
+    async with Partners(registry) as partners:
+        started = anyio.current_time()
+        with anyio.move_on_after(0.2) as gave_up:
+            await partners["slow"].call(message="hello")
+        waited = anyio.current_time() - started
+
+    assert gave_up.cancelled_caught
+    assert waited < 2, "the caller waits for the task's name, not for the task"
+    assert agent.calls["CancelTask"] == 1
+    cancel = next(c for c in agent.seen if c.key == "CancelTask")
+    assert cancel.document["params"]["id"] == "late-1"
