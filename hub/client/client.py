@@ -297,10 +297,16 @@ class A2AClient:
         self.breaker.record_success()
         return result
 
-    async def _within_deadline(self, operation: Callable[[], Awaitable[T]]) -> T:
+    def deadline(self) -> float | None:
+        """Seconds a call starting now may take: the partner's own deadline or the time its
+        caller has left (`hub.protocol.trace`), whichever is shorter; None for no limit."""
         own = self.timeouts.deadline
         scope = current_scope()
-        deadline = scope.within(own) if scope is not None else own
+        return scope.within(own) if scope is not None else own
+
+    async def _within_deadline(self, operation: Callable[[], Awaitable[T]]) -> T:
+        own = self.timeouts.deadline
+        deadline = self.deadline()
         if deadline is None:
             return await operation()
         try:

@@ -80,7 +80,7 @@ class CallScope:
     def new(cls, *, timeout: float | None = None) -> CallScope:
         """A scope that starts a new trace, with `timeout` seconds from now if given."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        return cls(trace_id=os.urandom(16).hex(), parent_id=_span_id(), deadline=deadline)
+        return cls(trace_id=_trace_id(), parent_id=_span_id(), deadline=deadline)
 
     @classmethod
     def from_headers(
@@ -111,9 +111,7 @@ class CallScope:
         match = _TRACEPARENT.match((headers.get(TRACEPARENT_HEADER) or "").strip().lower())
         deadline = None if timeout is None else time.monotonic() + timeout
         if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
-            return cls(
-                trace_id=os.urandom(16).hex(), parent_id=_span_id(), deadline=deadline, trail=trail
-            )
+            return cls(trace_id=_trace_id(), parent_id=_span_id(), deadline=deadline, trail=trail)
         return cls(
             trace_id=match.group(1),
             parent_id=match.group(2),
@@ -176,8 +174,12 @@ def outgoing_headers() -> dict[str, str]:
     """The trace headers for one request sent now: the current scope's, or a new trace's."""
     scope = _current.get()
     if scope is None:
-        return {TRACEPARENT_HEADER: f"00-{os.urandom(16).hex()}-{_span_id()}-01"}
+        return CallScope.new().headers()
     return scope.headers()
+
+
+def _trace_id() -> str:
+    return os.urandom(16).hex()
 
 
 def _span_id() -> str:

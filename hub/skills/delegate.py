@@ -68,8 +68,8 @@ async def delegate(ctx: SkillContext) -> None:
                     if relay.settled:
                         break
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await relay.cancel_partner(partners)
+            if relay.task_id is not None and not relay.settled:
+                await tool.cancel(relay.task_id)
             raise
         except ClientError:
             _stats(ctx).record(name, ok=False, seconds=time.monotonic() - started)
@@ -202,12 +202,3 @@ class _Relay:
             last_chunk=last_chunk,
             metadata=self.metadata,
         )
-
-    async def cancel_partner(self, partners: Partners) -> None:
-        if self.task_id is None or self.settled:
-            return
-        try:
-            client = await partners.client(self.agent)
-            await client.cancel(self.task_id)
-        except ClientError:
-            pass  # the partner may have finished meanwhile; the hub task is canceled anyway

@@ -20,7 +20,6 @@ import anyio
 from hub.client import A2AClient
 from hub.errors import AgentTimeoutError, ClientError, InvalidAgentResponseError, ProtocolError
 from hub.protocol import AgentCard, Message, StreamResponse, Task
-from hub.protocol.trace import current_scope
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import describe_agent, tool_name
@@ -71,7 +70,7 @@ class RemoteAgentTool(DefinedTool):
         args = parse_arguments(self.name, arguments, self.skills)
         client = await self._client()
         message, metadata = args.to_message(), args.metadata()
-        limit = _limit(client)
+        limit = client.deadline()
         pending = _Pending()
         try:
             # A cancel scope costs; a call with no deadline goes without one.
@@ -81,14 +80,26 @@ class RemoteAgentTool(DefinedTool):
                 else:
                     reply = await _send_and_poll(client, message, metadata, pending)
         except TimeoutError:
-            await pending.abandon(client)
+            await pending.abandon(self)
             raise AgentTimeoutError(
                 f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
             ) from None
         except anyio.get_cancelled_exc_class():
-            await pending.abandon(client)
+            await pending.abandon(self)
             raise
         return ToolResult.from_reply(self.name, self.agent, reply)
+
+    async def cancel(self, task_id: str) -> None:
+        """Cancel the partner's task `task_id`, also from a caller that is being canceled
+        itself (shielded, at most 5 s). A task that has already ended, or a partner that is
+        gone, leaves nothing to stop and is not an error."""
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(_CANCEL_WAIT),
+            contextlib.suppress(ClientError, ProtocolError),
+        ):
+            client = await self._client()
+            await client.cancel(task_id)
 
     @asynccontextmanager
     async def stream(self, **arguments: Any) -> AsyncIterator[AsyncIterator[StreamResponse]]:
@@ -113,12 +124,6 @@ class RemoteAgentTool(DefinedTool):
         yield single()
 
 
-def _limit(client: A2AClient) -> float | None:
-    scope = current_scope()
-    own = client.timeouts.deadline
-    return scope.within(own) if scope is not None else own
-
-
 class _Pending:
     """The partner task a call is waiting for, so a call given up on cancels it there."""
 
@@ -127,17 +132,10 @@ class _Pending:
         self.named = anyio.Event()
         """Set once the partner has named its task (or the call ended without one)."""
 
-    async def abandon(self, client: A2AClient) -> None:
+    async def abandon(self, tool: RemoteAgentTool) -> None:
         task_id, self.task_id = self.task_id, None
-        if task_id is None:
-            return
-        # Already finished, or the partner is gone: then there is nothing left to stop.
-        with (
-            anyio.CancelScope(shield=True),
-            anyio.move_on_after(_CANCEL_WAIT),
-            contextlib.suppress(ClientError, ProtocolError),
-        ):
-            await client.cancel(task_id)
+        if task_id is not None:
+            await tool.cancel(task_id)
 
 
 async def _follow_stream_to_the_end(
