@@ -6,6 +6,7 @@ the line and the key. Values can be overridden by `HUB_*` environment variables 
 replaced by the environment variable NAME when the file is loaded.
 """
 
+from hub.config.base import StrictModel
 from hub.config.loading import describe_validation_error, load_settings, load_yaml_model
 from hub.config.security import AuthSettings, CorsSettings, CredentialSettings, PushSettings
 from hub.config.settings import (
@@ -33,6 +34,7 @@ __all__ = [
     "Settings",
     "SkillRef",
     "StoreSettings",
+    "StrictModel",
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",

@@ -160,11 +160,22 @@ def load_yaml_model(
     data = _expand_env(data, env, str(path))
     for dotted, value in overrides.items():
         _set_dotted(data, dotted, value)
+    return _validate(model, data, source=str(path), root=root, origins=origins)
+
+
+def _validate(
+    model: type[M],
+    data: dict[str, Any],
+    *,
+    source: str,
+    root: yaml.Node | None,
+    origins: Mapping[str, str],
+) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         message = describe_validation_error(
-            exc, source=str(path), model=model, root=root, origins=origins
+            exc, source=source, model=model, root=root, origins=origins
         )
         raise ConfigError(message) from None
 
@@ -233,13 +244,7 @@ def load_settings(
         data: dict[str, Any] = {}
         for dotted, value in combined.items():
             _set_dotted(data, dotted, value)
-        try:
-            return Settings.model_validate(data)
-        except ValidationError as exc:
-            message = describe_validation_error(
-                exc, source="settings", model=Settings, root=None, origins=origins
-            )
-            raise ConfigError(message) from None
+        return _validate(Settings, data, source="settings", root=None, origins=origins)
     source = Path(path or "config/hub.yaml")
     return load_yaml_model(
         source,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
+from hub.config.base import StrictModel
 from hub.config.values import parse_duration
 
 __all__ = ["AuthSettings", "CorsSettings", "CredentialSettings", "PushSettings"]
@@ -18,11 +19,7 @@ _HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CredentialSettings(_Strict):
+class CredentialSettings(StrictModel):
     """One caller the hub lets in: a name (for logs and task ownership, never the secret) and
     exactly one secret, with the skills and partners it may use."""
 
@@ -50,7 +47,7 @@ class CredentialSettings(_Strict):
         return self
 
 
-class AuthSettings(_Strict):
+class AuthSettings(StrictModel):
     enabled: bool = False
     """Require a credential for everything but the public card."""
     api_key_header: str = "X-API-Key"
@@ -75,7 +72,7 @@ class AuthSettings(_Strict):
         return self
 
 
-class PushSettings(_Strict):
+class PushSettings(StrictModel):
     allow_hosts: tuple[str, ...] = ()
     """Host names webhooks may point at even when they resolve to a private address."""
     allow_cidrs: tuple[IPNetwork, ...] = ()
@@ -111,7 +108,7 @@ class PushSettings(_Strict):
             raise ValueError(str(exc)) from None
 
 
-class CorsSettings(_Strict):
+class CorsSettings(StrictModel):
     allow_origins: tuple[str, ...] = ()
     """Origins (scheme://host[:port]) whose browser pages may call the hub; `*` for any. The
     public card is readable from any origin whatever this says."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from hub.config.base import StrictModel
 from hub.config.security import AuthSettings, CorsSettings, PushSettings
 from hub.config.values import parse_duration, parse_size
 
@@ -22,11 +23,7 @@ __all__ = [
 ]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ServerSettings(_Strict):
+class ServerSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     public_url: str | None = None
@@ -50,12 +47,12 @@ class ServerSettings(_Strict):
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
 
-class StoreSettings(_Strict):
+class StoreSettings(StrictModel):
     kind: Literal["sqlite", "memory"] = "sqlite"
     path: str = "var/hub.db"
 
 
-class LimitSettings(_Strict):
+class LimitSettings(StrictModel):
     max_tasks: int = Field(default=1000, ge=1)
     """Live (not terminal) tasks at once."""
     max_contexts: int = Field(default=500, ge=1)
@@ -88,12 +85,12 @@ class LimitSettings(_Strict):
         return parse_size(value)
 
 
-class ProviderSettings(_Strict):
+class ProviderSettings(StrictModel):
     organization: str
     url: str
 
 
-class CardSettings(_Strict):
+class CardSettings(StrictModel):
     name: str = "a2a-hub"
     description: str = "An A2A hub: local skills, partner agents as tools, delegation and swarms."
     version: str = "0.1.0"
@@ -110,7 +107,7 @@ class CardSettings(_Strict):
     """Seconds clients may cache the card (`Cache-Control: max-age`)."""
 
 
-class ProcessSkillSettings(_Strict):
+class ProcessSkillSettings(StrictModel):
     """A command-line program served as a skill: one run of `command` per task.
 
     See docs/skills.md ("Process skills") for the output line format and the stdin protocol.
@@ -178,7 +175,7 @@ class ProcessSkillSettings(_Strict):
         return command
 
 
-class SkillRef(_Strict):
+class SkillRef(StrictModel):
     """One entry of `skills:`: exactly one of `builtin`, `module` (`package.module:function`)
     or `process` (a command-line program)."""
 
@@ -198,7 +195,7 @@ class SkillRef(_Strict):
         return self
 
 
-class Settings(_Strict):
+class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
     agents: str = "agents.yaml"

@@ -13,8 +13,6 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -23,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from hub.config import parse_duration
+from hub.config import StrictModel, parse_duration
 from hub.protocol import AgentCard
 from hub.protocol.v03.translate import card_to_v1
 
@@ -42,10 +40,6 @@ CARD_PATH = "/.well-known/agent-card.json"
 _AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 7230 token
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _header_name(name: str) -> str:
@@ -71,7 +65,7 @@ def _secret(secret: SecretStr) -> SecretStr:
     return secret
 
 
-class AuthSettings(_Strict):
+class AuthSettings(StrictModel):
     """How the hub authenticates to a partner: headers sent with every request.
 
     At most one of `bearer` and `api_key`; either can be combined with `headers`.
@@ -151,7 +145,7 @@ def _seconds(value: object) -> float:
         raise PydanticCustomError("duration", str(exc)) from None
 
 
-class TimeoutSettings(_Strict):
+class TimeoutSettings(StrictModel):
     """Time limits for calls to a partner, in seconds (numbers or durations such as `2m`)."""
 
     connect: float = 5.0
@@ -172,7 +166,7 @@ class TimeoutSettings(_Strict):
         return None if value is None else _seconds(value)
 
 
-class ProtocolSettings(_Strict):
+class ProtocolSettings(StrictModel):
     """Which of the partner card's interfaces the hub may use; `auto` allows any."""
 
     version: Literal["auto", "1.0", "0.3"] = "auto"
@@ -187,7 +181,7 @@ class ProtocolSettings(_Strict):
         return value
 
 
-class AgentEntry(_Strict):
+class AgentEntry(StrictModel):
     """One partner agent: where it is, how to authenticate, and how to call it."""
 
     name: str
@@ -284,7 +278,7 @@ class AgentEntry(_Strict):
         return self.url.rstrip("/") + CARD_PATH
 
 
-class AgentsFile(_Strict):
+class AgentsFile(StrictModel):
     """The whole `agents.yaml` document."""
 
     version: Literal[1]
