@@ -24,7 +24,7 @@ from hub.skills import LocalSkill, load_skills
 from hub.skills.tools import with_tools
 from hub.store import MemoryTaskStore, TaskStore
 from hub.tasks import TaskManager
-from hub.tools import Partners
+from hub.tools import PartnerChildren, Partners
 
 __all__ = ["DEFAULT_AGENTS", "Hub", "registry_for"]
 
@@ -77,6 +77,7 @@ class Hub:
             executors=self.skills,
             default_skill=settings.default_skill,
             limits=settings.limits,
+            children=PartnerChildren(self.partners),
         )
         self._watch = watch
         self._stack: AsyncExitStack | None = None

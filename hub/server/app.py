@@ -33,7 +33,7 @@ from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
 from hub.store import TaskStore
 from hub.tasks import TaskManager
-from hub.tools import Partners
+from hub.tools import PartnerChildren, Partners
 
 __all__ = ["create_app"]
 
@@ -132,6 +132,7 @@ def create_app(
         executors=served,
         default_skill=settings.default_skill,
         limits=settings.limits,
+        children=PartnerChildren(partners),
     )
     push = None
     if settings.card.push_notifications:

@@ -1,11 +1,19 @@
 """Task storage: the `TaskStore` protocol and its SQLite and in-memory implementations."""
 
-from hub.store.base import PushConfigRecord, TaskPage, TaskQuery, TaskRecord, TaskStore
+from hub.store.base import (
+    ChildRecord,
+    PushConfigRecord,
+    TaskPage,
+    TaskQuery,
+    TaskRecord,
+    TaskStore,
+)
 from hub.store.factory import build_store
 from hub.store.memory import MemoryTaskStore
 from hub.store.sqlite import SqliteTaskStore
 
 __all__ = [
+    "ChildRecord",
     "MemoryTaskStore",
     "PushConfigRecord",
     "SqliteTaskStore",

@@ -16,7 +16,14 @@ from typing import Protocol, runtime_checkable
 
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 
-__all__ = ["PushConfigRecord", "TaskPage", "TaskQuery", "TaskRecord", "TaskStore"]
+__all__ = [
+    "ChildRecord",
+    "PushConfigRecord",
+    "TaskPage",
+    "TaskQuery",
+    "TaskRecord",
+    "TaskStore",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +64,27 @@ class PushConfigRecord:
     @property
     def config_id(self) -> str:
         return self.config.id or ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildRecord:
+    """A task the hub started on a partner for one of its own tasks: one line of the
+    delegation ledger.
+
+    Attributes:
+        parent_id: the hub task the child works for.
+        agent: the partner's name in agents.yaml.
+        child_id: the partner's task id.
+        state: the child's last known state.
+        note: what the hub did about the child beyond following it ("" when nothing), e.g.
+            that it was canceled after a hub restart.
+    """
+
+    parent_id: str
+    agent: str
+    child_id: str
+    state: TaskState
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +142,7 @@ class TaskStore(Protocol):
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
         """Delete records of terminal tasks whose status timestamp is before `cutoff`, with
-        their push configs.
+        their push configs and ledger lines.
 
         Returns:
             How many records were deleted.
@@ -136,3 +164,14 @@ class TaskStore(Protocol):
         self, states: Collection[TaskState]
     ) -> builtins.list[PushConfigRecord]:
         """Every push config whose task is stored in one of `states` (loaded at start-up)."""
+
+    async def put_children(self, records: Sequence[ChildRecord]) -> None:
+        """Insert or replace ledger lines (keyed by parent, agent and child id) in one
+        transaction."""
+
+    async def list_children(self, parent_id: str) -> builtins.list[ChildRecord]:
+        """The ledger lines of `parent_id`, in the order they were first written."""
+
+    async def find_live_children(self) -> builtins.list[ChildRecord]:
+        """Every ledger line whose child is not in a terminal state (restart
+        reconciliation)."""

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
-from hub.store.base import PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -56,6 +56,8 @@ class MemoryTaskStore:
         # task id → config id → row; dicts keep insertion order, and replacing a value keeps
         # its place, as the SQLite store's rowid order does.
         self._push: dict[str, dict[str, _PushRow]] = {}
+        # parent id → (agent, child id) → line, in the order lines were first written.
+        self._children: dict[str, dict[tuple[str, str], ChildRecord]] = {}
         self._open = False
 
     async def open(self) -> None:
@@ -137,6 +139,7 @@ class MemoryTaskStore:
         for task_id in doomed:
             del self._rows[task_id]
             self._push.pop(task_id, None)
+            self._children.pop(task_id, None)
         return len(doomed)
 
     async def put_push_config(self, record: PushConfigRecord) -> None:
@@ -177,6 +180,28 @@ class MemoryTaskStore:
             for task_id, configs in self._push.items()
             if task_id in self._rows and self._rows[task_id].state in wanted
             for row in configs.values()
+        ]
+
+    async def put_children(self, records: Sequence[ChildRecord]) -> None:
+        """Insert or replace ledger lines."""
+        self._check_open()
+        for record in records:
+            lines = self._children.setdefault(record.parent_id, {})
+            lines[record.agent, record.child_id] = record
+
+    async def list_children(self, parent_id: str) -> builtins.list[ChildRecord]:
+        """The ledger lines of `parent_id`, oldest first."""
+        self._check_open()
+        return list(self._children.get(parent_id, {}).values())
+
+    async def find_live_children(self) -> builtins.list[ChildRecord]:
+        """Every ledger line whose child is not terminal."""
+        self._check_open()
+        return [
+            record
+            for lines in self._children.values()
+            for record in lines.values()
+            if record.state not in TERMINAL_STATES
         ]
 
 

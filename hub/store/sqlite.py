@@ -15,7 +15,8 @@ context, the one filter selective enough to need its own.
 Push notification configs live in their own table, keyed by task and config id; they are
 deleted with their task when it expires.
 
-Schema changes are numbered steps in `_MIGRATIONS`; `schema_version` records how many ran.
+The schema and its migration steps are in `hub.store.sqlite_schema`. The delegation ledger
+(`children`) sits beside the tasks and goes with its parent task when that expires.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
-from hub.store.base import PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -36,47 +37,10 @@ from hub.store.cursor import (
     epoch_micros,
     status_key,
 )
+from hub.store.sqlite_schema import configure, migrate
 
 __all__ = ["SqliteTaskStore"]
 
-# Step n brings the schema from version n to n + 1. Never edit a step once released: add one.
-_MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE tasks (
-            task_id    TEXT PRIMARY KEY,
-            context_id TEXT NOT NULL,
-            state      TEXT NOT NULL,
-            status_us  INTEGER NOT NULL,
-            owner      TEXT NOT NULL,
-            skill      TEXT NOT NULL,
-            body       BLOB NOT NULL
-        )""",
-        "CREATE INDEX tasks_by_time ON tasks (status_us DESC, task_id DESC)",
-        "CREATE INDEX tasks_by_context ON tasks (context_id, status_us DESC)",
-        "CREATE INDEX tasks_by_state ON tasks (state)",
-    ),
-    (
-        # Owner and state ride in the time index, so filtering and counting by them reads
-        # no task body, and a separate state index no longer costs a page per write.
-        "DROP INDEX tasks_by_time",
-        "DROP INDEX tasks_by_context",
-        "DROP INDEX tasks_by_state",
-        "CREATE INDEX tasks_by_status_time ON tasks (status_us DESC, task_id DESC, owner, state)",
-        "CREATE INDEX tasks_by_context_time ON tasks (context_id, status_us DESC, task_id DESC)",
-    ),
-    (
-        # Listed in rowid order, which an upsert keeps: a replaced config keeps its place.
-        """CREATE TABLE push_configs (
-            task_id   TEXT NOT NULL,
-            config_id TEXT NOT NULL,
-            owner     TEXT NOT NULL,
-            protocol  TEXT NOT NULL,
-            body      BLOB NOT NULL,
-            PRIMARY KEY (task_id, config_id)
-        )""",
-    ),
-)
-SCHEMA_VERSION = len(_MIGRATIONS)
 
 # An upsert rewrites the row in place; INSERT OR REPLACE would delete and re-insert it,
 # touching every index twice.
@@ -97,6 +61,17 @@ _DELETE_EXPIRED_PUSH = (
     "DELETE FROM push_configs WHERE task_id IN (SELECT task_id FROM tasks "
     f"WHERE status_us < ? AND state IN ({','.join('?' * len(_TERMINAL))}))"
 )
+_DELETE_EXPIRED_CHILDREN = (
+    "DELETE FROM children WHERE parent_id IN (SELECT task_id FROM tasks "
+    f"WHERE status_us < ? AND state IN ({','.join('?' * len(_TERMINAL))}))"
+)
+# A line keeps its rowid (its place in `list_children`) when it is updated.
+_PUT_CHILD = (
+    "INSERT INTO children (parent_id, agent, child_id, state, note) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (parent_id, agent, child_id) DO UPDATE SET "
+    "state = excluded.state, note = excluded.note"
+)
+_CHILD_COLUMNS = "SELECT parent_id, agent, child_id, state, note FROM children"
 _PUT_PUSH = (
     "INSERT INTO push_configs (task_id, config_id, owner, protocol, body) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (task_id, config_id) DO UPDATE SET "
@@ -142,8 +117,8 @@ class SqliteTaskStore:
                 "point store.path at a writable file"
             ) from None
         try:
-            _configure(db, self.path)
-            _migrate(db, self.path)
+            configure(db, self.path)
+            migrate(db, self.path)
         except sqlite3.DatabaseError as exc:
             db.close()
             raise StoreError(
@@ -272,6 +247,7 @@ class SqliteTaskStore:
             db.execute("BEGIN")
             try:
                 db.execute(_DELETE_EXPIRED_PUSH, args)
+                db.execute(_DELETE_EXPIRED_CHILDREN, args)
                 deleted: int = db.execute(_DELETE_TERMINAL, args).rowcount
                 db.execute("COMMIT")
             except BaseException:
@@ -339,6 +315,52 @@ class SqliteTaskStore:
         )
         return self._push_rows(query, values, "the live tasks")
 
+    async def put_children(self, records: Sequence[ChildRecord]) -> None:
+        """Insert or replace ledger lines in one transaction, durably."""
+        db = self._conn()
+        rows = [(r.parent_id, r.agent, r.child_id, r.state.value, r.note) for r in records]
+        try:
+            db.execute("BEGIN")
+            try:
+                db.executemany(_PUT_CHILD, rows)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write the delegation ledger to {self.path} ({exc})") from None
+
+    async def list_children(self, parent_id: str) -> builtins.list[ChildRecord]:
+        """The ledger lines of `parent_id`, oldest first."""
+        query = f"{_CHILD_COLUMNS} WHERE parent_id = ? ORDER BY rowid"
+        return self._child_rows(query, (parent_id,))
+
+    async def find_live_children(self) -> builtins.list[ChildRecord]:
+        """Every ledger line whose child is not terminal, oldest first."""
+        marks = ",".join("?" * len(_TERMINAL))
+        query = f"{_CHILD_COLUMNS} WHERE state NOT IN ({marks}) ORDER BY rowid"
+        return self._child_rows(query, _TERMINAL)
+
+    def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
+        db = self._conn()
+        try:
+            rows = db.execute(query, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot read the delegation ledger from {self.path} ({exc})"
+            ) from None
+        return [
+            ChildRecord(
+                parent_id=parent_id,
+                agent=agent,
+                child_id=child_id,
+                state=TaskState(state),
+                note=note,
+            )
+            for parent_id, agent, child_id, state, note in rows
+        ]
+
     def _push_rows(
         self, query: str, args: Sequence[object], what: str
     ) -> builtins.list[PushConfigRecord]:
@@ -357,42 +379,6 @@ class SqliteTaskStore:
             )
             for body, owner, protocol in rows
         ]
-
-
-def _configure(db: sqlite3.Connection, path: Path) -> None:
-    (mode,) = db.execute("PRAGMA journal_mode=WAL").fetchone()
-    if mode != "wal":
-        raise StoreError(
-            f"the task store {path} cannot use WAL mode (journal mode stays '{mode}'); "
-            "put store.path on a local file system"
-        )
-    db.execute("PRAGMA synchronous=NORMAL")
-    # Waits (on the event loop) only when another process writes the same file.
-    db.execute("PRAGMA busy_timeout=2000")
-
-
-def _migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Run the migration steps the file has not had yet, each in its own transaction."""
-    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = db.execute("SELECT version FROM schema_version").fetchone()
-    if row is None:
-        db.execute("INSERT INTO schema_version (version) VALUES (0)")
-    version: int = 0 if row is None else row[0]
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the task store {path} was written by a newer a2a-hub (schema {version}, this one "
-            f"knows up to {SCHEMA_VERSION}); upgrade a2a-hub or point store.path elsewhere"
-        )
-    for step in range(version, SCHEMA_VERSION):
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _MIGRATIONS[step]:
-                db.execute(statement)
-            db.execute("UPDATE schema_version SET version = ?", (step + 1,))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
 
 def _row(record: TaskRecord) -> _Row:

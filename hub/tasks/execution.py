@@ -12,6 +12,7 @@ from anyio.abc import TaskGroup
 from hub.errors import ClientError, InvalidTransitionError, SkillError
 from hub.protocol import Artifact, JsonObject, Message, TaskState, agent_message
 from hub.protocol.trace import CallScope, current_scope, use_scope
+from hub.tasks.ledger import DelegationLedger
 from hub.tasks.live import LiveTask
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.stream import Update
@@ -30,6 +31,8 @@ class Execution:
     Args:
         executors: the local skills by id.
         apply: queues an applied change for commit and publication (the task manager's).
+        ledger: records the partner tasks a skill starts; a task that ends with some of
+            them still live has them canceled.
     """
 
     def __init__(
@@ -37,9 +40,11 @@ class Execution:
         executors: Mapping[str, TaskExecutor],
         *,
         apply: Callable[[LiveTask, Update], None],
+        ledger: DelegationLedger,
     ) -> None:
         self.executors = dict(executors)
         self._apply = apply
+        self._ledger = ledger
         self._workers: WorkerPool | None = None
 
     def bind(self, group: TaskGroup | None) -> None:
@@ -60,7 +65,11 @@ class Execution:
         self, live: LiveTask, metadata: JsonObject | None, call_scope: CallScope | None
     ) -> None:
         executor = self.executors[live.skill]
-        with anyio.CancelScope() as scope, use_scope(call_scope):
+        with (
+            anyio.CancelScope() as scope,
+            use_scope(call_scope),
+            self._ledger.parent(live.task_id),
+        ):
             live.scope = scope
             try:
                 # The executor moves the task to WORKING when it really starts (one that
@@ -78,6 +87,8 @@ class Execution:
                 self.fail(live, _SKILL_FAILED.format(skill=live.skill))
             finally:
                 live.scope = None
+        if live.state.is_terminal:
+            await self._ledger.settle(live.task_id)
 
     def fail(self, live: LiveTask, reason: str) -> None:
         if not live.state.is_terminal:

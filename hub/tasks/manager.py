@@ -39,6 +39,7 @@ from hub.store import TaskQuery, TaskRecord, TaskStore
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
 from hub.tasks.intake import check_parts
+from hub.tasks.ledger import ChildControl, DelegationLedger
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
@@ -70,6 +71,9 @@ class TaskManager:
         executors: the local skills by id.
         default_skill: the skill a message goes to when it names none.
         limits: live-task, context and part limits, and the TTL of terminal tasks.
+        children: reaches the partner tasks skills start (the delegation ledger's
+            `ChildControl`), to cancel those a task leaves behind and to reconcile them after
+            a restart; None only records them.
     """
 
     def __init__(
@@ -79,12 +83,14 @@ class TaskManager:
         executors: Mapping[str, TaskExecutor],
         default_skill: str,
         limits: LimitSettings,
+        children: ChildControl | None = None,
     ) -> None:
         if default_skill not in executors:
             known = ", ".join(sorted(executors)) or "none"
             raise ValueError(f"default skill {default_skill!r} is not registered (known: {known})")
         self._store = store
-        self._execution = Execution(executors, apply=self._apply)
+        self.ledger = DelegationLedger(store, children)
+        self._execution = Execution(executors, apply=self._apply, ledger=self.ledger)
         self._default_skill = default_skill
         self._limits = limits
         self._live = LiveSet(limits)
@@ -108,6 +114,8 @@ class TaskManager:
         self._execution.bind(self._group)
         self._group.start_soon(self._commits.run)
         self._group.start_soon(self._evict_expired)
+        self._group.start_soon(self.ledger.run)
+        self._group.start_soon(self.ledger.reconcile)
         return self
 
     async def __aexit__(
@@ -128,6 +136,7 @@ class TaskManager:
                 if not (live.state.is_terminal or live.state.is_interrupted):
                     self._execution.fail(live, INTERRUPTED_BY_RESTART)
             await self._commits.flush()
+            await self.ledger.flush()
             for live in self._live:
                 live.broadcast.close_all()
 
@@ -246,7 +255,9 @@ class TaskManager:
             raise _not_cancelable(live.task)
         self._apply(live, live.apply_status(TaskState.CANCELED))
         if live.scope is not None:
-            live.scope.cancel()
+            live.scope.cancel()  # the skill's end settles its children
+        elif self._group is not None and self.ledger.live_children(task_id):
+            self._group.start_soon(self.ledger.settle, task_id)  # a parked task's children
         answer = snapshot(live.task)
         await self._commits.durable(live)
         return answer

@@ -3,6 +3,7 @@ tool shapes."""
 
 from hub.tools.arguments import FileArgument, ToolArguments, input_schema
 from hub.tools.base import DefinedTool, Tool, ToolDefinition
+from hub.tools.children import PartnerChildren
 from hub.tools.describe import describe_agent, sanitize, tool_name
 from hub.tools.partners import PartnerHealth, Partners
 from hub.tools.remote import TOOL_PREFIX, RemoteAgentTool
@@ -18,6 +19,7 @@ __all__ = [
     "CallStats",
     "DefinedTool",
     "FileArgument",
+    "PartnerChildren",
     "PartnerHealth",
     "Partners",
     "RemoteAgentTool",

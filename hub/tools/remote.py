@@ -5,7 +5,11 @@ canceled, rejected, or stopped on a question (input-required, auth-required). A 
 streams is followed over its stream (resumed if cut); one that does not is sent the message and
 then polled with GetTask, with back-off, while its task is still running. The whole call ends
 within the partner's `timeout.deadline` and the caller's own deadline, whichever comes first.
-A call given up on (canceled, or past its deadline) cancels the partner's task.
+A call given up on (canceled, or past its deadline) cancels the partner's task; one given up
+on before the partner has named its task waits a little (at most `_CANCEL_WAIT`) for the name.
+
+Every partner task a call sees is reported to the delegation ledger (`note_child`), which
+records it under the hub task whose skill made the call.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import anyio
 
 from hub.client import A2AClient
 from hub.errors import AgentTimeoutError, ClientError, InvalidAgentResponseError, ProtocolError
-from hub.protocol import AgentCard, Message, StreamResponse, Task
+from hub.protocol import AgentCard, Message, StreamResponse, Task, TaskState
+from hub.tasks.ledger import note_child
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import describe_agent, tool_name
@@ -71,14 +76,12 @@ class RemoteAgentTool(DefinedTool):
         client = await self._client()
         message, metadata = args.to_message(), args.metadata()
         limit = client.deadline()
-        pending = _Pending()
+        pending = _Pending(self.agent)
+        follow = _follow_stream if client.card.capabilities.streaming else _send_and_poll
         try:
             # A cancel scope costs; a call with no deadline goes without one.
             with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                if client.card.capabilities.streaming:
-                    reply = await _follow_stream_to_the_end(client, message, metadata, pending)
-                else:
-                    reply = await _send_and_poll(client, message, metadata, pending)
+                reply = await _to_the_end(follow, client, message, metadata, pending)
         except TimeoutError:
             await pending.abandon(self)
             raise AgentTimeoutError(
@@ -89,17 +92,24 @@ class RemoteAgentTool(DefinedTool):
             raise
         return ToolResult.from_reply(self.name, self.agent, reply)
 
-    async def cancel(self, task_id: str) -> None:
+    async def cancel(self, task_id: str) -> TaskState | None:
         """Cancel the partner's task `task_id`, also from a caller that is being canceled
         itself (shielded, at most 5 s). A task that has already ended, or a partner that is
-        gone, leaves nothing to stop and is not an error."""
+        gone, leaves nothing to stop and is not an error.
+
+        Returns:
+            The task's state after the cancel, or None when the partner did not say.
+        """
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(_CANCEL_WAIT),
             contextlib.suppress(ClientError, ProtocolError),
         ):
             client = await self._client()
-            await client.cancel(task_id)
+            task = await client.cancel(task_id)
+            note_child(self.agent, task.id, task.status.state)
+            return task.status.state
+        return None
 
     @asynccontextmanager
     async def stream(self, **arguments: Any) -> AsyncIterator[AsyncIterator[StreamResponse]]:
@@ -111,11 +121,11 @@ class RemoteAgentTool(DefinedTool):
         message, metadata = args.to_message(), args.metadata()
         if client.card.capabilities.streaming:
             async with client.stream(message, metadata=metadata) as events:
-                yield events
+                yield _noted(self.agent, events)
             return
 
         async def single() -> AsyncIterator[StreamResponse]:
-            reply = await _send_and_poll(client, message, metadata)
+            reply = await _send_and_poll(client, message, metadata, _Pending(self.agent))
             if isinstance(reply, Message):
                 yield StreamResponse(message=reply)
             else:
@@ -127,10 +137,18 @@ class RemoteAgentTool(DefinedTool):
 class _Pending:
     """The partner task a call is waiting for, so a call given up on cancels it there."""
 
-    def __init__(self) -> None:
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
         self.task_id: str | None = None
         self.named = anyio.Event()
         """Set once the partner has named its task (or the call ended without one)."""
+
+    def seen(self, task: Task) -> None:
+        """The partner's task as last seen; an ended one needs no cancel (one that asks a
+        question does, when the call is given up)."""
+        self.task_id = None if task.status.state.is_terminal else task.id
+        self.named.set()
+        note_child(self.agent, task.id, task.status.state)
 
     async def abandon(self, tool: RemoteAgentTool) -> None:
         task_id, self.task_id = self.task_id, None
@@ -138,29 +156,49 @@ class _Pending:
             await tool.cancel(task_id)
 
 
-async def _follow_stream_to_the_end(
-    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
-) -> Task | Message:
-    """`_follow_stream`, but a caller that gives up before the partner has named its task
-    waits (at most `_CANCEL_WAIT`) for the name, so the task can be canceled, not orphaned.
+async def _noted(
+    agent: str, events: AsyncIterator[StreamResponse]
+) -> AsyncIterator[StreamResponse]:
+    """`events`, each partner task state in them reported to the ledger on the way."""
+    async for event in events:
+        if event.task is not None:
+            note_child(agent, event.task.id, event.task.status.state)
+        elif event.status_update is not None:
+            note_child(agent, event.status_update.task_id, event.status_update.status.state)
+        yield event
 
-    The stream runs shielded from the caller's cancellation; this function stops it itself.
+
+Follow = Callable[[A2AClient, Message, dict[str, Any] | None, _Pending], Awaitable[Task | Message]]
+
+
+async def _to_the_end(
+    follow: Follow,
+    client: A2AClient,
+    message: Message,
+    metadata: dict[str, Any] | None,
+    pending: _Pending,
+) -> Task | Message:
+    """`follow(...)`, but a caller that gives up before the partner has named its task waits
+    (at most `_CANCEL_WAIT`) for the name, so the task can be canceled, not orphaned: a
+    stream names it in its first event, a blocking SendMessage only when it returns.
+
+    `follow` runs shielded from the caller's cancellation; this function stops it itself.
     """
     outcome: list[Task | Message | BaseException] = []
     finished = anyio.Event()
     inner = anyio.CancelScope(shield=True)
 
-    async def follow() -> None:
+    async def run() -> None:
         with inner:
             try:
-                outcome.append(await _follow_stream(client, message, metadata, pending))
+                outcome.append(await follow(client, message, metadata, pending))
             except Exception as exc:  # handed to the caller below
                 outcome.append(exc)
         pending.named.set()
         finished.set()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(follow)
+        group.start_soon(run)
         try:
             await finished.wait()
         except anyio.get_cancelled_exc_class():
@@ -175,18 +213,14 @@ async def _follow_stream_to_the_end(
 
 
 async def _follow_stream(
-    client: A2AClient,
-    message: Message,
-    metadata: dict[str, Any] | None,
-    pending: _Pending | None = None,
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
 ) -> Task | Message:
     fold = TaskFold()
     async with client.stream(message, metadata=metadata) as events:
         async for event in events:
             fold.add(event)
-            if pending is not None and fold.task is not None:
-                pending.task_id = None if fold.settled else fold.task.id
-                pending.named.set()
+            if fold.task is not None:
+                pending.seen(fold.task)
             if fold.settled:
                 break
     reply = fold.reply()
@@ -201,10 +235,7 @@ async def _follow_stream(
 
 
 async def _send_and_poll(
-    client: A2AClient,
-    message: Message,
-    metadata: dict[str, Any] | None,
-    pending: _Pending | None = None,
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
 ) -> Task | Message:
     reply = await client.send(message, metadata=metadata)
     if isinstance(reply, Message):
@@ -212,14 +243,13 @@ async def _send_and_poll(
     return await _poll(client, reply, pending)
 
 
-async def _poll(client: A2AClient, task: Task, pending: _Pending | None = None) -> Task:
+async def _poll(client: A2AClient, task: Task, pending: _Pending) -> Task:
     delay = _POLL_FIRST
-    while not (task.status.state.is_terminal or task.status.state.is_interrupted):
-        if pending is not None:
-            pending.task_id = task.id
+    while True:
+        settled = task.status.state.is_terminal or task.status.state.is_interrupted
+        pending.seen(task)
+        if settled:
+            return task
         await anyio.sleep(delay)
         delay = min(delay * 2, _POLL_MAX)
         task = await client.get_task(task.id)
-    if pending is not None:
-        pending.task_id = None
-    return task

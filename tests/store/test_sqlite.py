@@ -12,6 +12,7 @@ import pytest
 
 from hub.errors import StoreError
 from hub.store import SqliteTaskStore, TaskQuery
+from hub.store.sqlite_schema import SCHEMA_VERSION
 
 from .records import at, make_record
 
@@ -162,7 +163,7 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
     assert (await store.list(TaskQuery(owner="alice"))).records == [record]
     await store.close()
     with sqlite3.connect(path) as check:
-        assert check.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert check.execute("SELECT version FROM schema_version").fetchall() == [(SCHEMA_VERSION,)]
         indexes = {
             row[0]
             for row in check.execute(
@@ -170,4 +171,4 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
             )
         }
     check.close()
-    assert indexes == {"tasks_by_status_time", "tasks_by_context_time"}
+    assert indexes == {"tasks_by_status_time", "tasks_by_context_time", "children_by_state"}

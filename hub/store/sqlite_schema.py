@@ -1,0 +1,100 @@
+"""The SQLite task store's schema: numbered migration steps and the connection settings.
+
+Step n brings the schema from version n to n + 1; the `schema_version` table records how many
+steps a file has had. Never edit a released step: add one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hub.errors import StoreError
+
+__all__ = ["SCHEMA_VERSION", "configure", "migrate"]
+
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE tasks (
+            task_id    TEXT PRIMARY KEY,
+            context_id TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            status_us  INTEGER NOT NULL,
+            owner      TEXT NOT NULL,
+            skill      TEXT NOT NULL,
+            body       BLOB NOT NULL
+        )""",
+        "CREATE INDEX tasks_by_time ON tasks (status_us DESC, task_id DESC)",
+        "CREATE INDEX tasks_by_context ON tasks (context_id, status_us DESC)",
+        "CREATE INDEX tasks_by_state ON tasks (state)",
+    ),
+    (
+        # Owner and state ride in the time index, so filtering and counting by them reads
+        # no task body, and a separate state index no longer costs a page per write.
+        "DROP INDEX tasks_by_time",
+        "DROP INDEX tasks_by_context",
+        "DROP INDEX tasks_by_state",
+        "CREATE INDEX tasks_by_status_time ON tasks (status_us DESC, task_id DESC, owner, state)",
+        "CREATE INDEX tasks_by_context_time ON tasks (context_id, status_us DESC, task_id DESC)",
+    ),
+    (
+        # Listed in rowid order, which an upsert keeps: a replaced config keeps its place.
+        """CREATE TABLE push_configs (
+            task_id   TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            owner     TEXT NOT NULL,
+            protocol  TEXT NOT NULL,
+            body      BLOB NOT NULL,
+            PRIMARY KEY (task_id, config_id)
+        )""",
+    ),
+    (
+        # The delegation ledger: tasks started on partners for the hub's own tasks.
+        """CREATE TABLE children (
+            parent_id  TEXT NOT NULL,
+            agent      TEXT NOT NULL,
+            child_id   TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            note       TEXT NOT NULL,
+            PRIMARY KEY (parent_id, agent, child_id)
+        )""",
+        "CREATE INDEX children_by_state ON children (state)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+def configure(db: sqlite3.Connection, path: Path) -> None:
+    (mode,) = db.execute("PRAGMA journal_mode=WAL").fetchone()
+    if mode != "wal":
+        raise StoreError(
+            f"the task store {path} cannot use WAL mode (journal mode stays '{mode}'); "
+            "put store.path on a local file system"
+        )
+    db.execute("PRAGMA synchronous=NORMAL")
+    # Waits (on the event loop) only when another process writes the same file.
+    db.execute("PRAGMA busy_timeout=2000")
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Run the migration steps the file has not had yet, each in its own transaction."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    if row is None:
+        db.execute("INSERT INTO schema_version (version) VALUES (0)")
+    version: int = 0 if row is None else row[0]
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the task store {path} was written by a newer a2a-hub (schema {version}, this one "
+            f"knows up to {SCHEMA_VERSION}); upgrade a2a-hub or point store.path elsewhere"
+        )
+    for step in range(version, SCHEMA_VERSION):
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _MIGRATIONS[step]:
+                db.execute(statement)
+            db.execute("UPDATE schema_version SET version = ?", (step + 1,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise

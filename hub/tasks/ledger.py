@@ -1,0 +1,238 @@
+"""The delegation ledger: every task the hub starts on a partner for one of its own tasks.
+
+While a skill runs, its task is the current parent (a context variable, so the swarm branches
+and tool calls the skill starts inherit it). The partner tools report each partner task they
+see through `note_child`; the ledger keeps the children that are still live in memory and
+writes a line to the store when a child is first seen, when it stops on a question and when it
+ends. Writes are batched: whatever piles up while one batch is written goes in the next, in
+one transaction.
+
+The ledger is how the hub cleans up after its tasks:
+- when a parent ends (completed, failed or canceled) with children still live on partners,
+  those are canceled (`settle`);
+- after a restart, the children the last run left live are looked up on their partners,
+  canceled when their parent can no longer use them, and the parent's record says what
+  happened (`reconcile`).
+
+Reaching a partner is not this layer's business: a `ChildControl` given by the composition
+root does it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import anyio
+
+from hub.errors import HubError
+from hub.protocol import TERMINAL_STATES, TaskState
+from hub.store import ChildRecord, TaskStore
+
+__all__ = ["CHILDREN_METADATA_KEY", "ChildControl", "DelegationLedger", "note_child"]
+
+log = logging.getLogger("hub.tasks")
+
+CHILDREN_METADATA_KEY = "a2a-hub/children"
+"""Key, in a parent task's metadata, of the children that restart reconciliation dealt with."""
+
+CANCELED_AFTER_RESTART = "canceled after a hub restart: its parent task had ended"
+ENDED_BEFORE_RESTART = "found ended after a hub restart"
+LEFT_AFTER_RESTART = "still live after a hub restart; its parent task waits for input"
+UNREACHABLE_AFTER_RESTART = "could not be reached after a hub restart: {error}"
+
+
+class ChildControl(Protocol):
+    """Reaches a child on its partner (implemented over the partner clients)."""
+
+    async def child_state(self, agent: str, task_id: str) -> TaskState:
+        """The child's current state (GetTask)."""
+        ...
+
+    async def cancel_child(self, agent: str, task_id: str) -> TaskState | None:
+        """Cancel the child; its state afterwards, or None when that is not known."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Parent:
+    ledger: DelegationLedger
+    task_id: str
+
+
+_current: ContextVar[_Parent | None] = ContextVar("hub_ledger_parent", default=None)
+
+
+def note_child(agent: str, task_id: str, state: TaskState) -> None:
+    """Record that partner `agent` has task `task_id` in `state`, for the current parent task
+    (nothing happens outside a running skill)."""
+    parent = _current.get()
+    if parent is not None:
+        parent.ledger.note(parent.task_id, agent, task_id, state)
+
+
+def _phase(state: TaskState) -> int:
+    """What a ledger line changes on: live (0), stopped on a question (1), ended (2)."""
+    if state in TERMINAL_STATES:
+        return 2
+    return 1 if state.is_interrupted else 0
+
+
+class DelegationLedger:
+    """The children of the hub's tasks.
+
+    Args:
+        store: where ledger lines are written.
+        control: reaches children on their partners; None leaves them be (they are still
+            recorded).
+    """
+
+    def __init__(self, store: TaskStore, control: ChildControl | None = None) -> None:
+        self._store = store
+        self.control = control
+        self._live: dict[str, dict[tuple[str, str], TaskState]] = {}
+        self._pending: dict[tuple[str, str, str], ChildRecord] = {}
+        self._wake = anyio.Event()
+
+    @contextmanager
+    def parent(self, task_id: str) -> Iterator[None]:
+        """Make `task_id` the parent of every child noted inside the block."""
+        token = _current.set(_Parent(self, task_id))
+        try:
+            yield
+        finally:
+            _current.reset(token)
+
+    def note(self, parent_id: str, agent: str, child_id: str, state: TaskState) -> None:
+        """Record a child's state; written when it is new or its phase changed."""
+        children = self._live.get(parent_id)
+        key = (agent, child_id)
+        known = children.get(key) if children is not None else None
+        if known is not None and _phase(known) == _phase(state):
+            return
+        if state in TERMINAL_STATES:
+            if children is not None:
+                children.pop(key, None)
+                if not children:
+                    del self._live[parent_id]
+        else:
+            self._live.setdefault(parent_id, {})[key] = state
+        self._queue(ChildRecord(parent_id=parent_id, agent=agent, child_id=child_id, state=state))
+
+    def live_children(self, parent_id: str) -> list[tuple[str, str]]:
+        """The (agent, child id) pairs of `parent_id` still live, as far as the hub knows."""
+        return list(self._live.get(parent_id, ()))
+
+    def _queue(self, record: ChildRecord) -> None:
+        self._pending[record.parent_id, record.agent, record.child_id] = record
+        self._wake.set()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Write queued lines as they come, until canceled (the task manager's group)."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write every queued line now, in one transaction."""
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, {}
+        try:
+            await self._store.put_children(list(batch.values()))
+        except HubError:
+            log.exception("could not write %d delegation ledger line(s)", len(batch))
+
+    # -- cleaning up -----------------------------------------------------------------------
+
+    async def settle(self, parent_id: str) -> None:
+        """Cancel the children `parent_id` left live on partners (its task has ended)."""
+        children = self.live_children(parent_id)
+        if not children or self.control is None:
+            return
+        control = self.control
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as group:
+                for agent, child_id in children:
+                    group.start_soon(self._cancel_one, control, parent_id, agent, child_id)
+
+    async def _cancel_one(
+        self, control: ChildControl, parent_id: str, agent: str, child_id: str
+    ) -> None:
+        try:
+            state = await control.cancel_child(agent, child_id)
+        except HubError as exc:
+            log.warning("could not cancel task %s on partner '%s': %s", child_id, agent, exc)
+            return
+        self.note(parent_id, agent, child_id, state or TaskState.CANCELED)
+
+    async def reconcile(self) -> int:
+        """Deal with the children a previous run left live: a child whose parent has ended is
+        canceled, one that ended meanwhile is recorded as such, one whose parent waits for
+        input is left to it. Each ended parent's metadata lists what happened to its children
+        (`CHILDREN_METADATA_KEY`). Returns how many children were looked at."""
+        try:
+            stale = await self._store.find_live_children()
+        except HubError:
+            log.exception("could not read the delegation ledger; partner tasks not reconciled")
+            return 0
+        by_parent: dict[str, list[ChildRecord]] = {}
+        for record in stale:
+            by_parent.setdefault(record.parent_id, []).append(record)
+        for parent_id, children in by_parent.items():
+            try:
+                await self._reconcile_parent(parent_id, children)
+            except HubError:
+                log.exception("could not reconcile the partner tasks of task %s", parent_id)
+        if stale:
+            log.info("reconciled %d partner task(s) left live by the last run", len(stale))
+        return len(stale)
+
+    async def _reconcile_parent(self, parent_id: str, children: list[ChildRecord]) -> None:
+        parent = await self._store.get(parent_id)
+        parent_ended = parent is None or parent.task.status.state in TERMINAL_STATES
+        outcomes: list[ChildRecord] = []
+        for child in children:
+            outcome = await self._reconcile_child(child, cancel=parent_ended)
+            outcomes.append(outcome)
+            self._queue(outcome)
+            if outcome.state not in TERMINAL_STATES:
+                self._live.setdefault(parent_id, {})[outcome.agent, outcome.child_id] = (
+                    outcome.state
+                )
+        await self.flush()
+        if parent is not None and parent_ended:
+            metadata = dict(parent.task.metadata or {})
+            metadata[CHILDREN_METADATA_KEY] = [_describe(child) for child in outcomes]
+            task = parent.task.model_copy(update={"metadata": metadata})
+            await self._store.put(replace(parent, task=task))
+
+    async def _reconcile_child(self, child: ChildRecord, *, cancel: bool) -> ChildRecord:
+        if self.control is None:
+            return child
+        try:
+            state = await self.control.child_state(child.agent, child.child_id)
+            if state in TERMINAL_STATES:
+                return replace(child, state=state, note=ENDED_BEFORE_RESTART)
+            if not cancel:
+                return replace(child, state=state, note=LEFT_AFTER_RESTART)
+            after = await self.control.cancel_child(child.agent, child.child_id)
+        except HubError as exc:
+            return replace(child, note=UNREACHABLE_AFTER_RESTART.format(error=exc))
+        return replace(child, state=after or TaskState.CANCELED, note=CANCELED_AFTER_RESTART)
+
+
+def _describe(child: ChildRecord) -> dict[str, str]:
+    return {
+        "agent": child.agent,
+        "taskId": child.child_id,
+        "state": child.state.value,
+        "note": child.note,
+    }

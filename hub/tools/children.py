@@ -1,0 +1,43 @@
+"""`PartnerChildren`: how the delegation ledger reaches the partner tasks the hub started,
+through the partners' clients."""
+
+from __future__ import annotations
+
+from hub.errors import RemoteRpcError, TaskNotCancelableError
+from hub.protocol import TaskState
+from hub.tools.partners import Partners
+
+__all__ = ["PartnerChildren"]
+
+
+class PartnerChildren:
+    """The `ChildControl` of the task manager's ledger, over `partners`."""
+
+    def __init__(self, partners: Partners) -> None:
+        self._partners = partners
+
+    async def child_state(self, agent: str, task_id: str) -> TaskState:
+        """The partner task's state now (GetTask).
+
+        Raises:
+            ClientError: the partner is unknown, unreachable or does not know the task.
+        """
+        client = await self._partners.client(agent)
+        task = await client.get_task(task_id, history_length=0)
+        return task.status.state
+
+    async def cancel_child(self, agent: str, task_id: str) -> TaskState | None:
+        """Cancel the partner task; its state afterwards. A task that ended meanwhile (the
+        partner answers TaskNotCancelable) is looked up instead.
+
+        Raises:
+            ClientError: the partner is unknown or unreachable.
+        """
+        client = await self._partners.client(agent)
+        try:
+            task = await client.cancel(task_id)
+        except RemoteRpcError as exc:
+            if exc.code != TaskNotCancelableError.code:
+                raise
+            return await self.child_state(agent, task_id)
+        return task.status.state
