@@ -14,7 +14,6 @@ from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
     LimitExceededError,
-    SkillNotAllowedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -29,17 +28,16 @@ from hub.protocol import (
     Task,
     TaskState,
     TaskStatus,
-    agent_message,
     new_id,
     utc_now,
 )
-from hub.protocol.requests import DEFAULT_PAGE_SIZE
-from hub.protocol.trace import current_scope
-from hub.store import TaskQuery, TaskRecord, TaskStore
+from hub.store import TaskRecord, TaskStore
+from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
 from hub.tasks.intake import check_parts
 from hub.tasks.ledger import ChildControl, DelegationLedger
+from hub.tasks.listing import INTERRUPTED_BY_RESTART, list_tasks, recover_interrupted
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
@@ -49,14 +47,6 @@ from hub.tasks.stream import Broadcast, TaskStream, Update
 __all__ = ["INTERRUPTED_BY_RESTART", "TaskManager"]
 
 log = logging.getLogger("hub.tasks")
-
-INTERRUPTED_BY_RESTART = "interrupted by restart"
-
-
-DIRECTIVE_KEY = "swarmKind"
-DIRECTIVE_SKILL = "federation"
-"""A message carrying a hub-to-hub directive (`metadata.swarmKind`) and naming no skill goes
-to the skill with this id, when the hub serves it."""
 
 
 class TaskManager:
@@ -108,7 +98,7 @@ class TaskManager:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> TaskManager:
-        await self._recover()
+        await recover_interrupted(self._store, self._observers)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._execution.bind(self._group)
@@ -139,17 +129,6 @@ class TaskManager:
             await self.ledger.flush()
             for live in self._live:
                 live.broadcast.close_all()
-
-    async def _recover(self) -> None:
-        """Tasks that were running when the hub stopped cannot resume: mark them failed."""
-        stale = await self._store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
-        for record in stale:
-            live = LiveTask(record)
-            live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART))
-            await self._store.put(live.record())
-            notify_observers(self._observers, live.task)
-        if stale:
-            log.warning("marked %d interrupted task(s) failed after a restart", len(stale))
 
     async def _evict_expired(self) -> None:
         while True:
@@ -217,31 +196,8 @@ class TaskManager:
         return snapshot(record.task, history_length=history_length)
 
     async def list(self, request: ListTasksRequest, *, owner: str = "") -> ListTasksResponse:
-        page_size = request.page_size or DEFAULT_PAGE_SIZE
-        page = await self._store.list(
-            TaskQuery(
-                owner=owner or None,
-                context_id=request.context_id or None,
-                state=request.status if request.status is not TaskState.UNSPECIFIED else None,
-                updated_after=request.status_timestamp_after,
-                page_size=page_size,
-                cursor=request.page_token or None,
-            )
-        )
-        tasks = [
-            snapshot(
-                record.task,
-                history_length=request.history_length,
-                artifacts=bool(request.include_artifacts),
-            )
-            for record in page.records
-        ]
-        return ListTasksResponse(
-            tasks=tasks,
-            next_page_token=page.next_cursor,
-            page_size=page_size,
-            total_size=page.total_size,
-        )
+        """ListTasks over the store (`owner` "" sees every task)."""
+        return await list_tasks(self._store, request, owner=owner)
 
     async def cancel(self, task_id: str, *, owner: str = "") -> Task:
         """CancelTask: ends the task as canceled and stops its skill.
@@ -298,7 +254,7 @@ class TaskManager:
             )
         if message.task_id:
             return await self._continue(message, owner, subscribe=subscribe, on_task=on_task)
-        skill = self._skill_for(request)
+        skill = choose_skill(request, self._execution.executors, self._default_skill)
         executor = self._execution.executors[skill]
         context_id = message.context_id or new_id()
         if executor.direct_reply:
@@ -307,31 +263,6 @@ class TaskManager:
         return await self._create(
             request, skill, context_id, owner, subscribe=subscribe, on_task=on_task
         )
-
-    def _skill_for(self, request: SendMessageRequest) -> str:
-        """The skill the message asks for (or the default one), if its caller may use it:
-        the caller's skill scope travels in the current call scope."""
-        scope = current_scope()
-        allowed = scope.skills if scope is not None else None
-        executors = self._execution.executors
-        for metadata in (request.metadata, request.message.metadata):
-            directive = metadata and DIRECTIVE_KEY in metadata and "skill" not in metadata
-            if directive and DIRECTIVE_SKILL in executors:
-                metadata = {**(metadata or {}), "skill": DIRECTIVE_SKILL}
-            if metadata and "skill" in metadata:
-                skill = metadata["skill"]
-                if not isinstance(skill, str) or skill not in executors:
-                    known = ", ".join(sorted(allowed if allowed is not None else executors))
-                    raise InvalidParamsError(
-                        f"skill {skill!r} is not served by this hub (known: {known})",
-                        violations=[("metadata.skill", f"must be one of: {known}")],
-                    )
-                if allowed is not None and skill not in allowed:
-                    raise _not_allowed(f"skill {skill!r} is", allowed)
-                return skill
-        if allowed is not None and self._default_skill not in allowed:
-            raise _not_allowed(f"the default skill '{self._default_skill}' is", allowed)
-        return self._default_skill
 
     async def _create(
         self,
@@ -464,15 +395,6 @@ class TaskManager:
 
 def _visible(record_owner: str, owner: str) -> bool:
     return not owner or record_owner == owner
-
-
-def _not_allowed(what: str, allowed: frozenset[str]) -> SkillNotAllowedError:
-    known = ", ".join(sorted(allowed))
-    return SkillNotAllowedError(
-        f"{what} not among the skills this caller may use ({known}); name one of them in "
-        "metadata.skill",
-        violations=[("metadata.skill", f"must be one of: {known}")],
-    )
 
 
 def _not_cancelable(task: Task) -> TaskNotCancelableError:

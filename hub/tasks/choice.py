@@ -1,0 +1,60 @@
+"""Which local skill a new task runs: the one the message names, a directive's, or the
+default; refused when the caller's credential may not use it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hub.errors import InvalidParamsError, SkillNotAllowedError
+from hub.protocol import SendMessageRequest
+from hub.protocol.trace import current_scope
+from hub.tasks.run import TaskExecutor
+
+__all__ = ["DIRECTIVE_KEY", "DIRECTIVE_SKILL", "choose_skill"]
+
+DIRECTIVE_KEY = "swarmKind"
+DIRECTIVE_SKILL = "federation"
+"""A message carrying a hub-to-hub directive (`metadata.swarmKind`) and naming no skill goes
+to the skill with this id, when the hub serves it."""
+
+
+def choose_skill(
+    request: SendMessageRequest, executors: Mapping[str, TaskExecutor], default_skill: str
+) -> str:
+    """The skill `metadata.skill` names (the request's metadata first, then the message's),
+    or the default one, if the caller may use it: the caller's skill scope travels in the
+    current call scope.
+
+    Raises:
+        InvalidParamsError: the named skill is not served here.
+        SkillNotAllowedError: the caller's credential may not use it.
+    """
+    scope = current_scope()
+    allowed = scope.skills if scope is not None else None
+    for metadata in (request.metadata, request.message.metadata):
+        directive = metadata and DIRECTIVE_KEY in metadata and "skill" not in metadata
+        if directive and DIRECTIVE_SKILL in executors:
+            metadata = {**(metadata or {}), "skill": DIRECTIVE_SKILL}
+        if metadata and "skill" in metadata:
+            skill = metadata["skill"]
+            if not isinstance(skill, str) or skill not in executors:
+                known = ", ".join(sorted(allowed if allowed is not None else executors))
+                raise InvalidParamsError(
+                    f"skill {skill!r} is not served by this hub (known: {known})",
+                    violations=[("metadata.skill", f"must be one of: {known}")],
+                )
+            if allowed is not None and skill not in allowed:
+                raise _not_allowed(f"skill {skill!r} is", allowed)
+            return skill
+    if allowed is not None and default_skill not in allowed:
+        raise _not_allowed(f"the default skill '{default_skill}' is", allowed)
+    return default_skill
+
+
+def _not_allowed(what: str, allowed: frozenset[str]) -> SkillNotAllowedError:
+    known = ", ".join(sorted(allowed))
+    return SkillNotAllowedError(
+        f"{what} not among the skills this caller may use ({known}); name one of them in "
+        "metadata.skill",
+        violations=[("metadata.skill", f"must be one of: {known}")],
+    )
