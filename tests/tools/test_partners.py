@@ -44,9 +44,12 @@ async def scripted() -> AsyncIterator[tuple[str, ScriptedAgent]]:
         yield url, agent
 
 
-def _card(url: str, *, description: str, skills: list[str], max_age: int = 300) -> bytes:
+def _card(
+    url: str, *, description: str, skills: list[str], max_age: int = 300, streaming: bool = True
+) -> bytes:
     document = card_document(url + "/")
     document["description"] = description
+    document["capabilities"] = {**document.get("capabilities", {}), "streaming": streaming}
     document["skills"] = [
         {"id": sid, "name": sid, "description": f"does {sid}", "tags": []} for sid in skills
     ]
@@ -238,3 +241,30 @@ async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_i
     assert agent.calls["CancelTask"] == 1
     cancel = next(c for c in agent.seen if c.key == "CancelTask")
     assert cancel.document["params"]["id"] == "late-1"
+
+
+async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
+    scripted: tuple[str, ScriptedAgent], tmp_path: Path
+) -> None:
+    url, agent = scripted
+    agent.routes[CARD_GET] = respond(
+        200, _card(url, description="d", skills=["echo"], streaming=False)
+    )
+    task = {"id": "late-2", "contextId": "c-2", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}
+
+    async def slow_to_answer(call: Call, receive: Receive, send: Send) -> None:
+        await anyio.sleep(0.5)  # a blocking SendMessage: the task is named when it returns
+        await rpc_result({"task": task})(call, receive, send)
+
+    agent.routes["SendMessage"] = slow_to_answer
+    agent.routes["CancelTask"] = rpc_result({**task, "status": {"state": "TASK_STATE_CANCELED"}})
+    registry = registry_file(tmp_path / "agents.yaml", {"blocking": url})
+
+    async with Partners(registry) as partners:
+        with anyio.move_on_after(0.2) as gave_up:
+            await partners["blocking"].call(message="hello")
+
+    assert gave_up.cancelled_caught
+    assert agent.calls["CancelTask"] == 1
+    cancel = next(c for c in agent.seen if c.key == "CancelTask")
+    assert cancel.document["params"]["id"] == "late-2"
