@@ -32,6 +32,8 @@ from typing import Any, Literal
 import anyio
 
 from hub.errors import ClientError, HubError, ProtocolError
+from hub.protocol import TaskState
+from hub.tasks.ledger import watching_children
 from hub.tools import Partners, Tool, ToolResult
 
 __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
@@ -190,11 +192,18 @@ class _Runner:
         arguments: dict[str, Any] = {"message": message}
         if self.skill:
             arguments["skill"] = self.skill
+
+        def seen(agent: str, task_id: str, state: TaskState) -> None:
+            branch.task_id = task_id  # known even if the call is then given up on
+
         async with self.limiter:
             started = time.monotonic()
             try:
                 limit = self.branch_deadline
-                with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
+                with (
+                    anyio.fail_after(limit) if limit is not None else contextlib.nullcontext(),
+                    watching_children(seen),
+                ):
                     result = await self.partners[branch.agent].call(**arguments)
             except TimeoutError:
                 branch.state = "timeout"

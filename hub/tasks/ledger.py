@@ -21,7 +21,7 @@ root does it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -33,7 +33,14 @@ from hub.errors import HubError
 from hub.protocol import TERMINAL_STATES, TaskState
 from hub.store import ChildRecord, TaskStore
 
-__all__ = ["CHILDREN_METADATA_KEY", "ChildControl", "DelegationLedger", "note_child"]
+__all__ = [
+    "CHILDREN_METADATA_KEY",
+    "ChildControl",
+    "ChildWatcher",
+    "DelegationLedger",
+    "note_child",
+    "watching_children",
+]
 
 log = logging.getLogger("hub.tasks")
 
@@ -64,15 +71,33 @@ class _Parent:
     task_id: str
 
 
+ChildWatcher = Callable[[str, str, TaskState], None]
+"""Called with (agent, partner task id, state) for each partner task state a call sees."""
+
 _current: ContextVar[_Parent | None] = ContextVar("hub_ledger_parent", default=None)
+_watcher: ContextVar[ChildWatcher | None] = ContextVar("hub_ledger_watcher", default=None)
 
 
 def note_child(agent: str, task_id: str, state: TaskState) -> None:
     """Record that partner `agent` has task `task_id` in `state`, for the current parent task
-    (nothing happens outside a running skill)."""
+    (nothing is recorded outside a running skill), and tell the current watcher."""
+    watcher = _watcher.get()
+    if watcher is not None:
+        watcher(agent, task_id, state)
     parent = _current.get()
     if parent is not None:
         parent.ledger.note(parent.task_id, agent, task_id, state)
+
+
+@contextmanager
+def watching_children(watcher: ChildWatcher) -> Iterator[None]:
+    """Inside the block, `watcher` sees every partner task the calls made there see — also
+    those of a call that is then given up on, whose result never says."""
+    token = _watcher.set(watcher)
+    try:
+        yield
+    finally:
+        _watcher.reset(token)
 
 
 def _phase(state: TaskState) -> int:
