@@ -12,6 +12,9 @@ HubError
 │   │   ├── LimitExceededError                     a configured limit was reached (HTTP 429)
 │   │   │   └── RateLimitedError                   over the request rate (429, Retry-After)
 │   │   ├── SkillNotAllowedError                   a skill outside the caller's scope (403)
+│   │   ├── DirectiveNotAllowedError               a directive the caller may not send (403)
+│   │   ├── AgentNameTakenError                    a new partner's name is in use (409)
+│   │   ├── AgentCardError                         a new partner's card is unreadable or unusable
 │   │   └── UnsafeUrlError                         a URL the hub may not call (SSRF guard)
 │   ├── UnauthenticatedError           -32000  no valid credential (HTTP 401)
 │   ├── InternalError                      -32603  an unexpected failure inside the hub
@@ -57,6 +60,8 @@ from typing import ClassVar
 __all__ = [
     "A2A_DOMAIN",
     "AgentBusyError",
+    "AgentCardError",
+    "AgentNameTakenError",
     "AgentTimeoutError",
     "AgentUnreachableError",
     "CardFetchError",
@@ -67,6 +72,7 @@ __all__ = [
     "ConnectionLostError",
     "ContentTypeError",
     "ContentTypeNotSupportedError",
+    "DirectiveNotAllowedError",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",
     "FieldViolation",
@@ -205,6 +211,32 @@ class SkillNotAllowedError(InvalidParamsError):
     rpc_status = "PERMISSION_DENIED"
 
 
+class DirectiveNotAllowedError(InvalidParamsError):
+    """A federation directive that changes the hub (`spawn_agent`, learning through
+    `sync_state`) from a caller whose credential is not granted it (`federation: [...]`), or
+    from an anonymous caller the hub's `federation.anonymous` does not allow."""
+
+    reason = "DIRECTIVE_NOT_ALLOWED"
+    http_status = 403
+    rpc_status = "PERMISSION_DENIED"
+
+
+class AgentNameTakenError(InvalidParamsError):
+    """A partner added at run time would take a name agents.yaml or another runtime partner
+    already uses (`-` and `_` count as the same)."""
+
+    reason = "AGENT_NAME_TAKEN"
+    http_status = 409
+    rpc_status = "ALREADY_EXISTS"
+
+
+class AgentCardError(InvalidParamsError):
+    """A partner added at run time has no card the hub can use: unreachable, invalid, or
+    offering no interface the hub speaks."""
+
+    reason = "AGENT_CARD_UNUSABLE"
+
+
 class UnsafeUrlError(InvalidParamsError):
     """A caller-supplied URL the hub will not call: not http(s), or its host resolves to a
     loopback, private, link-local, multicast or unspecified address that is not allow-listed
@@ -215,6 +247,10 @@ class UnsafeUrlError(InvalidParamsError):
 
 class InternalError(ProtocolError):
     pass
+
+
+
+
 
 
 class UnauthenticatedError(ProtocolError):

@@ -24,7 +24,7 @@ from hub.skills import LocalSkill, load_skills
 from hub.skills.tools import with_tools
 from hub.store import MemoryTaskStore, TaskStore
 from hub.tasks import TaskManager
-from hub.tools import PartnerChildren, Partners
+from hub.tools import FederationPolicy, PartnerChildren, Partners
 
 __all__ = ["DEFAULT_AGENTS", "Hub", "registry_for"]
 
@@ -69,7 +69,7 @@ class Hub:
         watch: bool = True,
     ) -> None:
         self.settings = settings
-        self.partners = Partners(registry)
+        self.partners = Partners(registry, federation=FederationPolicy.from_settings(settings))
         self._store = store or MemoryTaskStore()
         self.skills, self.tools = with_tools(skills, self.partners, lambda: self.manager)
         self.manager = TaskManager(

@@ -12,7 +12,7 @@ from hub.runtime import registry_for
 from hub.server import create_app
 from hub.skills import load_skills
 from hub.store import build_store
-from hub.tools import Partners
+from hub.tools import FederationPolicy, Partners
 
 __all__ = ["serve"]
 
@@ -27,7 +27,7 @@ def serve(settings: Settings) -> None:
     )
     store = build_store(settings.store.kind, settings.store.path)
     skills = load_skills(settings.skills)
-    partners = Partners(registry_for(settings))
+    registry = registry_for(settings)
     # Bind here, so the real port is known (also with --port 0) before the server starts.
     family = socket.AF_INET6 if ":" in settings.server.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -46,6 +46,8 @@ def serve(settings: Settings) -> None:
     settings = settings.model_copy(
         update={"server": settings.server.model_copy(update={"port": port})}
     )
+    # Built once the port is known: the policy holds this hub's URL (never learned as a partner).
+    partners = Partners(registry, federation=FederationPolicy.from_settings(settings))
     try:
         app = create_app(settings, store=store, skills=skills, partners=partners)
     except BaseException:

@@ -3,6 +3,7 @@
 from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
 from hub.client.card_cache import CARD_PATH, CardCache, CardListener, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
+from hub.client.guard import GuardedTransport, UrlGuard
 from hub.client.http_client import build_http_client
 from hub.client.http_errors import translate_http_errors
 from hub.client.interface import choose_interface
@@ -22,6 +23,7 @@ __all__ = [
     "CardListener",
     "CircuitBreaker",
     "EventStream",
+    "GuardedTransport",
     "JsonRpcTransport",
     "RestTransport",
     "ResumePolicy",
@@ -29,6 +31,7 @@ __all__ = [
     "Timeouts",
     "Transport",
     "TransportOptions",
+    "UrlGuard",
     "build_http_client",
     "card_url",
     "choose_interface",

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
+from hub.client.guard import GuardedTransport, UrlGuard
 from hub.protocol.trace import outgoing_headers
 
 __all__ = ["add_trace_headers", "build_http_client"]
@@ -29,6 +30,7 @@ def build_http_client(
     max_keepalive: int = 64,
     headers: Mapping[str, str] | None = None,
     timeout: httpx.Timeout | None = None,
+    guard: UrlGuard | None = None,
 ) -> httpx.AsyncClient:
     """A new `httpx.AsyncClient` on the aiohttp transport; the caller closes it.
 
@@ -37,10 +39,15 @@ def build_http_client(
         max_keepalive: idle connections kept for reuse.
         headers: headers sent with every request.
         timeout: the default timeouts (each `A2AClient` sets its partner's own per request).
+        guard: when given, every request's URL is checked by it and sent to the address it
+            checked (`GuardedTransport`): for URLs a caller chose.
     """
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
+    transport: httpx.AsyncBaseTransport = AiohttpTransport(limits=limits)
+    if guard is not None:
+        transport = GuardedTransport(transport, guard)
     return httpx.AsyncClient(
-        transport=AiohttpTransport(limits=limits),
+        transport=transport,
         headers=dict(headers or {}),
         timeout=timeout or httpx.Timeout(10.0, read=120.0),
         event_hooks={"request": [add_trace_headers]},

@@ -8,7 +8,14 @@ replaced by the environment variable NAME when the file is loaded.
 
 from hub.config.base import StrictModel
 from hub.config.loading import describe_validation_error, load_settings, load_yaml_model
-from hub.config.security import AuthSettings, CorsSettings, CredentialSettings, PushSettings
+from hub.config.security import (
+    AuthSettings,
+    CorsSettings,
+    CredentialSettings,
+    FederationPermission,
+    FederationSettings,
+    PushSettings,
+)
 from hub.config.settings import (
     CardSettings,
     LimitSettings,
@@ -26,6 +33,8 @@ __all__ = [
     "CardSettings",
     "CorsSettings",
     "CredentialSettings",
+    "FederationPermission",
+    "FederationSettings",
     "LimitSettings",
     "ProcessSkillSettings",
     "ProviderSettings",

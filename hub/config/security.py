@@ -1,22 +1,44 @@
 """Settings for keeping the hub safe on a network: inbound credentials and their scopes, push
-notification targets, and the browser origins allowed to call it."""
+notification targets, who may change the partners at run time (federation), and the browser
+origins allowed to call it."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.values import parse_duration
 
-__all__ = ["AuthSettings", "CorsSettings", "CredentialSettings", "PushSettings"]
+__all__ = [
+    "AuthSettings",
+    "CorsSettings",
+    "CredentialSettings",
+    "FederationPermission",
+    "FederationSettings",
+    "PushSettings",
+]
 
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _HEADER = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+FederationPermission = Literal["spawn_agent", "learn"]
+"""A directive that changes the hub's partners: `spawn_agent` adds one, `learn` (a
+`sync_state` naming a peer hub) adds the peer's partners."""
+
+
+def _networks(value: object) -> tuple[IPNetwork, ...]:
+    if not isinstance(value, list | tuple):
+        raise ValueError("a list of address ranges, e.g. [10.0.0.0/8]")
+    try:
+        return tuple(ipaddress.ip_network(str(item), strict=False) for item in value)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
 
 
 class CredentialSettings(StrictModel):
@@ -32,6 +54,9 @@ class CredentialSettings(StrictModel):
     """Local skills this caller may run; None (the default) for all."""
     agents: tuple[str, ...] | None = None
     """Partner agents this caller's tasks may reach; None (the default) for all."""
+    federation: tuple[FederationPermission, ...] = ()
+    """Directives that change the partners this caller may send (`spawn_agent`, `learn`);
+    none by default."""
 
     @model_validator(mode="after")
     def _one_secret(self) -> CredentialSettings:
@@ -100,12 +125,28 @@ class PushSettings(StrictModel):
     @field_validator("allow_cidrs", mode="before")
     @classmethod
     def _cidrs(cls, value: object) -> tuple[IPNetwork, ...]:
-        if not isinstance(value, list | tuple):
-            raise ValueError("a list of address ranges, e.g. [10.0.0.0/8]")
-        try:
-            return tuple(ipaddress.ip_network(str(item), strict=False) for item in value)
-        except ValueError as exc:
-            raise ValueError(str(exc)) from None
+        return _networks(value)
+
+
+class FederationSettings(StrictModel):
+    """Partners added while the hub runs (`spawn_agent`, learning from a peer's `sync_state`):
+    who may add them without a credential, where they may be, and how many."""
+
+    anonymous: tuple[FederationPermission, ...] = ()
+    """What callers without a credential may send (every caller when auth is off); none by
+    default, so an open hub cannot be given partners."""
+    allow_hosts: tuple[str, ...] = ()
+    """Host names partners added at run time may be at even when they resolve to a private
+    address."""
+    allow_cidrs: tuple[IPNetwork, ...] = ()
+    """Address ranges partners added at run time may be at even when private."""
+    max_agents: int = Field(default=32, ge=0)
+    """Most partners added at run time at once."""
+
+    @field_validator("allow_cidrs", mode="before")
+    @classmethod
+    def _cidrs(cls, value: object) -> tuple[IPNetwork, ...]:
+        return _networks(value)
 
 
 class CorsSettings(StrictModel):

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from hub.config.base import StrictModel
-from hub.config.security import AuthSettings, CorsSettings, PushSettings
+from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -206,3 +206,4 @@ class Settings(StrictModel):
     auth: AuthSettings = AuthSettings()
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
+    federation: FederationSettings = FederationSettings()

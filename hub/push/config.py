@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
+from hub.client.guard import WebhookUrl
 from hub.errors import InvalidParamsError
 from hub.protocol import AuthenticationInfo, StreamResponse, Task, TaskPushNotificationConfig
 from hub.protocol.v03.translate import task_to_v03
-from hub.push.guard import WebhookUrl
 from hub.store import PushConfigRecord
 
 __all__ = ["NOTIFICATION_TOKEN_HEADER", "PushTarget", "accept_config", "notification_body"]

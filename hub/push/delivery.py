@@ -17,9 +17,9 @@ from collections.abc import Sequence
 import anyio
 import httpx
 
+from hub.client.guard import CheckedUrl, UrlGuard
 from hub.errors import UnsafeUrlError
 from hub.push.config import PushTarget
-from hub.push.guard import CheckedUrl, UrlGuard
 
 __all__ = ["WebhookDelivery"]
 

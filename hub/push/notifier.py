@@ -22,6 +22,7 @@ import httpx
 from anyio.abc import TaskGroup
 
 from hub.client import build_http_client
+from hub.client.guard import Resolver, UrlGuard
 from hub.config import PushSettings
 from hub.errors import (
     InvalidParamsError,
@@ -40,7 +41,6 @@ from hub.protocol import (
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.push.config import PushTarget, accept_config
 from hub.push.delivery import WebhookDelivery
-from hub.push.guard import Resolver, UrlGuard
 from hub.push.sender import PushSender
 from hub.store import PushConfigRecord, TaskStore
 from hub.tasks.live import snapshot

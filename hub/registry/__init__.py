@@ -16,6 +16,7 @@ from hub.registry.models import (
     AuthSettings,
     ProtocolSettings,
     TimeoutSettings,
+    same_name_key,
 )
 from hub.registry.registry import Registry, RegistryDiff
 from hub.registry.watch import RegistryListener, RegistryWatcher
@@ -31,4 +32,5 @@ __all__ = [
     "RegistryWatcher",
     "TimeoutSettings",
     "load_registry",
+    "same_name_key",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "AuthSettings",
     "ProtocolSettings",
     "TimeoutSettings",
+    "same_name_key",
 ]
 
 CARD_PATH = "/.well-known/agent-card.json"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -163,7 +163,9 @@ class Registry:
         text = f"Registry({where}: {', '.join(self.names()) or 'no agents'}"
         return text + (f"; disabled: {', '.join(disabled)})" if disabled else ")")
 
-    def unknown(self, name: str, *, among: frozenset[str] | None = None) -> UnknownAgentError:
+    def unknown(
+        self, name: str, *, among: frozenset[str] | None = None, added: Sequence[str] = ()
+    ) -> UnknownAgentError:
         """The error for a lookup of `name` that failed, as `registry[name]` raises it.
 
         Args:
@@ -171,17 +173,28 @@ class Registry:
             among: the only partners the caller may know of (None: all). Any other is
                 reported exactly as a name agents.yaml does not list, and the known names
                 and the suggestion come from these only.
+            added: partners added while the hub runs, known besides the file's.
         """
         entry = self._by_name.get(name)
         disabled = entry is not None and not entry.enabled and (among is None or name in among)
-        return UnknownAgentError(self._unknown(name, disabled=disabled, among=among))
+        return UnknownAgentError(
+            self._unknown(name, disabled=disabled, among=among, added=tuple(added))
+        )
 
-    def _unknown(self, name: str, *, disabled: bool, among: frozenset[str] | None = None) -> str:
+    def _unknown(
+        self,
+        name: str,
+        *,
+        disabled: bool,
+        among: frozenset[str] | None = None,
+        added: tuple[str, ...] = (),
+    ) -> str:
         label = self._source.name if self._source is not None else "agents.yaml"
         if disabled:
             return f"agent '{name}' is disabled in {label}"
-        names = tuple(known for known in self.names() if among is None or known in among)
+        names = tuple(known for known in (*self.names(), *added) if among is None or known in among)
         known = f"known: {', '.join(names)}" if names else "it lists no enabled agents"
-        message = f"agent '{name}' is not in {label} ({known})"
+        where = f"neither in {label} nor added at run time" if added else f"not in {label}"
+        message = f"agent '{name}' is {where} ({known})"
         close = difflib.get_close_matches(name, names, n=1)
         return message + (f"; did you mean '{close[0]}'?" if close else "")

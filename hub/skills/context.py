@@ -207,12 +207,20 @@ class SkillContext:
         return await self._task("park").ask(agent_message(question), state=state)
 
     async def finish(
-        self, state: TaskState = TaskState.COMPLETED, message: str | None = None
+        self,
+        state: TaskState = TaskState.COMPLETED,
+        message: str | None = None,
+        *,
+        metadata: JsonObject | None = None,
     ) -> None:
-        """End the task now in `state` (COMPLETED, FAILED or REJECTED), with a message."""
+        """End the task now in `state` (COMPLETED, FAILED or REJECTED), with a message (whose
+        `metadata` it is, when given)."""
         if not state.is_terminal:
             raise SkillError(f"finish() takes a terminal state, not {state.value}")
-        await self._task("finish").status(state, agent_message(message) if message else None)
+        status = agent_message(message) if message else None
+        if status is not None and metadata is not None:
+            status = status.model_copy(update={"metadata": metadata})
+        await self._task("finish").status(state, status)
 
     @staticmethod
     def fail(message: str) -> SkillError:

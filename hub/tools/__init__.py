@@ -8,6 +8,7 @@ from hub.tools.describe import describe_agent, sanitize, tool_name
 from hub.tools.partners import PartnerHealth, Partners
 from hub.tools.remote import TOOL_PREFIX, RemoteAgentTool
 from hub.tools.result import ArtifactResult, TaskFold, ToolResult
+from hub.tools.runtime_partners import FederationPolicy, RuntimePartner, RuntimePartners
 from hub.tools.skill import SKILL_PREFIX, SkillTool
 from hub.tools.stats import CallStats, StatsBook
 from hub.tools.toolbox import Toolbox
@@ -18,11 +19,14 @@ __all__ = [
     "ArtifactResult",
     "CallStats",
     "DefinedTool",
+    "FederationPolicy",
     "FileArgument",
     "PartnerChildren",
     "PartnerHealth",
     "Partners",
     "RemoteAgentTool",
+    "RuntimePartner",
+    "RuntimePartners",
     "SkillTool",
     "StatsBook",
     "TaskFold",

@@ -8,6 +8,13 @@ breaker per partner that outlives clients, cards and registry reloads.
 When a partner's card changes, its client and tool are rebuilt from the new card on the next
 use; when the registry is replaced (agents.yaml edited), partners that were removed or
 changed are dropped and the new entries take their place.
+
+Partners can also be added while the hub runs (`add`: `spawn_agent`, or learned from a peer
+hub's `sync_state`). They are served like the file's, after them, and are kept across
+reloads of agents.yaml, except one whose name the file comes to use: the file wins, and the
+runtime partner is dropped with a warning. They are never written anywhere. Their URLs, and
+every request sent to them, pass the SSRF guard of the `FederationPolicy` (a client of their
+own, `GuardedTransport`), so a caller cannot point the hub at an internal address.
 """
 
 from __future__ import annotations
@@ -32,12 +39,13 @@ from hub.client import (
     Timeouts,
     build_http_client,
 )
-from hub.errors import CardFetchError, ClientError, ConfigError
+from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
 from hub.protocol import AgentCard
 from hub.protocol.trace import current_scope
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
 from hub.tools.conversations import Conversations
 from hub.tools.remote import RemoteAgentTool
+from hub.tools.runtime_partners import FederationPolicy, RuntimePartner, RuntimePartners
 from hub.tools.stats import StatsBook
 
 __all__ = ["PartnerHealth", "Partners"]
@@ -75,6 +83,8 @@ class _Partner:
     card: AgentCard | None = None
     client: A2AClient | None = None
     tool: RemoteAgentTool | None = None
+    runtime: RuntimePartner | None = None
+    """Set for a partner added while the hub runs."""
 
 
 def _allowed() -> frozenset[str] | None:
@@ -90,7 +100,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
     others do not exist: lookups fail as for a name agents.yaml does not list, and iteration
     and `len` skip them.
 
-    Use it as an async context manager: it closes the HTTP client it made.
+    Use it as an async context manager: it closes the HTTP clients it made.
 
     Args:
         registry: the partners to serve.
@@ -98,6 +108,8 @@ class Partners(Mapping[str, RemoteAgentTool]):
         cards: the card cache (made on `http` when not given).
         breaker: threshold and cool-down of each partner's breaker.
         retry: retry policy of every client.
+        federation: who may add partners while the hub runs, and where they may be (by
+            default nobody, and public addresses only).
     """
 
     def __init__(
@@ -108,6 +120,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
         cards: CardCache | None = None,
         breaker: BreakerConfig | None = None,
         retry: RetryPolicy | None = None,
+        federation: FederationPolicy | None = None,
     ) -> None:
         self._http = http
         self._own_http = http is None
@@ -117,6 +130,9 @@ class Partners(Mapping[str, RemoteAgentTool]):
         self._breakers: dict[str, CircuitBreaker] = {}
         self._registry = registry
         self._partners = {entry.name: self._new(entry) for entry in registry}
+        self.federation = federation or FederationPolicy()
+        """Who may add partners while the hub runs, and where they may be."""
+        self._runtime = RuntimePartners(self.federation)
         self.conversations = Conversations()
         """The partner context each hub conversation continues, per partner."""
         self.stats = StatsBook()
@@ -134,11 +150,12 @@ class Partners(Mapping[str, RemoteAgentTool]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if this object made it."""
+        """Close the HTTP clients this object made."""
         if self._own_http and self._http is not None:
             await self._http.aclose()
             self._http = None
             self._cards = None
+        await self._runtime.aclose()
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -171,10 +188,15 @@ class Partners(Mapping[str, RemoteAgentTool]):
 
     @property
     def registry(self) -> Registry:
+        """The partners of agents.yaml (those added at run time are not in it)."""
         return self._registry
 
+    def names(self) -> tuple[str, ...]:
+        """Every partner's name, agents.yaml's first, whatever the caller's scope."""
+        return tuple(self._partners)
+
     def entry(self, name: str) -> AgentEntry:
-        """The partner's agents.yaml entry.
+        """The partner's agents.yaml entry (or the entry it was added with at run time).
 
         Raises:
             UnknownAgentError: no enabled partner has that name.
@@ -205,7 +227,8 @@ class Partners(Mapping[str, RemoteAgentTool]):
         entry = partner.entry
         if entry.card is not None:
             return entry.card
-        read = self.cards.refresh if force else self.cards.get
+        cards = self._runtime.cards if partner.runtime is not None else self.cards
+        read = cards.refresh if force else cards.get
         try:
             card = await read(self._card_url(entry), headers=entry.auth.http_headers())
         except CardFetchError as exc:
@@ -226,7 +249,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             entry = partner.entry
             partner.client = A2AClient(
                 card,
-                http=self.http,
+                http=self._runtime.http if partner.runtime is not None else self.http,
                 agent_name=entry.name,
                 protocol_version=entry.protocol.version,
                 binding=entry.protocol.binding,
@@ -288,19 +311,98 @@ class Partners(Mapping[str, RemoteAgentTool]):
             error=error,
         )
 
+    # -- partners added at run time -----------------------------------------------------------
+
+    def runtime_partners(self) -> tuple[RuntimePartner, ...]:
+        """The partners added while the hub runs, in the order they were added."""
+        return self._runtime.all()
+
+    def origin(self, name: str) -> str | None:
+        """Where a partner added at run time came from; None for one of agents.yaml.
+
+        Raises:
+            UnknownAgentError: no partner has that name.
+        """
+        runtime = self._partner(name).runtime
+        return runtime.origin if runtime is not None else None
+
+    async def add(
+        self, entry: AgentEntry, *, origin: str, description: str | None = None
+    ) -> AgentCard:
+        """Add a partner while the hub runs, served like agents.yaml's until a restart or
+        `remove` (never written to the file), once `RuntimePartners.admit` let it in: a free
+        name, a card URL the guard allows, a usable card.
+
+        Args:
+            entry: the partner, as an agents.yaml entry (with a `url`, no inline card).
+            origin: where it comes from (`spawn_agent by ops`, `learned from <hub URL>`).
+            description: what it is for, as its adder said.
+
+        Returns:
+            The partner's card.
+
+        Raises:
+            AgentNameTakenError, LimitExceededError, InvalidParamsError, UnsafeUrlError,
+            AgentCardError: see `RuntimePartners.admit`.
+        """
+        scope = _allowed()
+        card = await self._runtime.admit(entry, self._registry, scope)
+        runtime = self._runtime.keep(
+            entry, self._registry, scope, origin=origin, description=description
+        )
+        partner = self._new(entry)
+        partner.runtime = runtime
+        partner.card = card
+        self._partners[entry.name] = partner
+        return card
+
+    def remove(self, name: str) -> RuntimePartner:
+        """Remove a partner added at run time (agents.yaml's are removed by editing it).
+
+        Raises:
+            UnknownAgentError: no partner of that name was added at run time.
+        """
+        runtime = self._runtime.pop(name)
+        if runtime is None:
+            known = ", ".join(self._runtime) or "none"
+            raise UnknownAgentError(
+                f"agent '{name}' was not added at run time (known: {known}); agents.yaml "
+                "partners are removed by editing the file"
+            )
+        self._partners.pop(name, None)
+        self._breakers.pop(name, None)
+        log.info("partner '%s' (%s) removed", name, runtime.origin)
+        return runtime
+
     # -- registry reloads --------------------------------------------------------------------
 
     def update(self, registry: Registry, diff: RegistryDiff | None = None) -> None:
         """Serve `registry` from now on: removed and changed partners are dropped (their
-        breakers too), added ones appear; the others keep their clients and tools."""
+        breakers too), added ones appear; the others keep their clients and tools.
+
+        Partners added at run time stay, after the file's, except one whose name (`-` and
+        `_` counting as the same) the new registry uses: it is dropped, with a warning.
+        """
         diff = diff or self._registry.diff(registry)
         for name in (*diff.removed, *diff.changed):
             self._partners.pop(name, None)
             self._breakers.pop(name, None)
+        for runtime, clash in self._runtime.clashing(registry):
+            name = runtime.entry.name
+            log.warning(
+                "agents.yaml now lists '%s': the partner '%s' added at run time (%s) is dropped",
+                clash,
+                name,
+                runtime.origin,
+            )
+            self._runtime.pop(name)
+            self._partners.pop(name, None)
+            self._breakers.pop(name, None)
         kept = self._partners
-        self._partners = {
-            entry.name: kept.get(entry.name) or self._new(entry) for entry in registry
-        }
+        partners = {entry.name: kept.get(entry.name) or self._new(entry) for entry in registry}
+        for name in self._runtime:
+            partners[name] = kept[name]
+        self._partners = partners
         self._registry = registry
 
     @asynccontextmanager
@@ -336,7 +438,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
         partner = self._partners.get(name)
         if partner is None or (allowed is not None and name not in allowed):
             # A partner outside the caller's scope gets the very error of an unknown name.
-            raise self._registry.unknown(name, among=allowed)
+            raise self._registry.unknown(name, among=allowed, added=tuple(self._runtime))
         return partner
 
     @staticmethod

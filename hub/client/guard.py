@@ -1,16 +1,20 @@
 """The SSRF guard: which URLs a caller may make the hub call.
 
-A caller-supplied URL (a push notification webhook today) must be http or https, carry no
-user name or password, and name a host whose every address is public. Loopback, private
-(RFC 1918, RFC 6598 shared, unique-local IPv6), link-local, multicast, unspecified and other
-reserved or non-global addresses are refused, unless the host is in `push.allow_hosts` or the
-address is in `push.allow_cidrs`. An IPv4 address wrapped in IPv6 (`::ffff:10.0.0.1`) is
-judged as the IPv4 address.
+A caller-supplied URL (a push notification webhook, the card URL of a partner added at run
+time) must be http or https, carry no user name or password, and name a host whose every
+address is public. Loopback, private (RFC 1918, RFC 6598 shared, unique-local IPv6),
+link-local, multicast, unspecified and other reserved or non-global addresses are refused,
+unless the host or the address is allow-listed (`push.allow_hosts` / `push.allow_cidrs` for
+webhooks, `federation.allow_hosts` / `federation.allow_cidrs` for partners). An IPv4 address
+wrapped in IPv6 (`::ffff:10.0.0.1`) is judged as the IPv4 address.
 
 The host is resolved by the guard itself, when the URL is accepted and again before every
 request; the request then goes to the address that was checked (`CheckedUrl`), with the
 original `Host` header and TLS server name, so a name that resolves differently later (DNS
-rebinding) cannot redirect it. Redirects are never followed.
+rebinding) cannot redirect it. Redirects are never followed. `GuardedTransport` does this for
+every request of an httpx client.
+
+It lives in `hub.client` because both `hub.push` and `hub.tools` send requests through it.
 """
 
 from __future__ import annotations
@@ -22,11 +26,19 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import anyio
+import httpx
 
 from hub.config import PushSettings
 from hub.errors import UnsafeUrlError
 
-__all__ = ["CheckedUrl", "Resolver", "UrlGuard", "WebhookUrl", "resolve_host"]
+__all__ = [
+    "CheckedUrl",
+    "GuardedTransport",
+    "Resolver",
+    "UrlGuard",
+    "WebhookUrl",
+    "resolve_host",
+]
 
 MAX_URL_LENGTH = 2048
 
@@ -100,6 +112,9 @@ class UrlGuard:
         allow_hosts: host names (or IP literals) allowed whatever they resolve to.
         allow_cidrs: address ranges allowed even though they are not public.
         resolver: how host names are resolved (tests inject one); default `resolve_host`.
+        purpose: what the URLs are, in refusals ("webhook": "webhook URL refused: ...").
+        setting: the settings section whose `allow_hosts` / `allow_cidrs` a refusal names.
+        credentials_hint: where credentials go instead of the URL, in that refusal.
     """
 
     def __init__(
@@ -108,13 +123,20 @@ class UrlGuard:
         allow_hosts: Iterable[str] = (),
         allow_cidrs: Iterable[IPNetwork] = (),
         resolver: Resolver | None = None,
+        purpose: str = "webhook",
+        setting: str = "push",
+        credentials_hint: str = "send credentials in `authentication` instead",
     ) -> None:
         self._hosts = frozenset(_normal_host(host) for host in allow_hosts)
         self._cidrs = tuple(allow_cidrs)
         self._resolve = resolver or resolve_host
+        self._purpose = purpose
+        self._setting = setting
+        self._credentials_hint = credentials_hint
 
     @classmethod
     def from_settings(cls, settings: PushSettings, *, resolver: Resolver | None = None) -> UrlGuard:
+        """The guard of push webhooks, with the `push` allowlist."""
         return cls(
             allow_hosts=settings.allow_hosts, allow_cidrs=settings.allow_cidrs, resolver=resolver
         )
@@ -126,22 +148,19 @@ class UrlGuard:
             UnsafeUrlError: not an absolute http(s) URL with a host, or one with credentials.
         """
         if len(url) > MAX_URL_LENGTH:
-            raise _unsafe(f"the URL is longer than {MAX_URL_LENGTH} characters")
+            raise self._unsafe(f"the URL is longer than {MAX_URL_LENGTH} characters")
         try:
             parts: SplitResult = urlsplit(url.strip())
             port = parts.port
         except ValueError as exc:
-            raise _unsafe(f"the URL cannot be read ({exc})") from None
+            raise self._unsafe(f"the URL cannot be read ({exc})") from None
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https"):
-            raise _unsafe(f"the URL must be http or https, not {scheme or 'relative'!r}")
+            raise self._unsafe(f"the URL must be http or https, not {scheme or 'relative'!r}")
         if not parts.hostname:
-            raise _unsafe("the URL has no host")
+            raise self._unsafe("the URL has no host")
         if parts.username is not None or parts.password is not None:
-            raise _unsafe(
-                "the URL carries a user name or password; send credentials in "
-                "`authentication` instead"
-            )
+            raise self._unsafe(f"the URL carries a user name or password; {self._credentials_hint}")
         return WebhookUrl(
             url=url,
             scheme=scheme,
@@ -163,7 +182,7 @@ class UrlGuard:
         try:
             return await self.resolve(target)
         except OSError:
-            raise _unsafe(
+            raise self._unsafe(
                 f"the host {target.host!r} cannot be resolved, so it cannot be checked"
             ) from None
 
@@ -187,10 +206,10 @@ class UrlGuard:
                 if reason is not None:
                     # The address itself is not shown: callers must not learn internal DNS.
                     what = "is" if literal is not None else "resolves to"
-                    raise _unsafe(
-                        f"the host {target.host!r} {what} {reason}; webhooks must point at "
-                        "public addresses (an operator can allow it in push.allow_hosts or "
-                        "push.allow_cidrs)"
+                    raise self._unsafe(
+                        f"the host {target.host!r} {what} {reason}; {self._purpose}s must "
+                        "point at public addresses (an operator can allow it in "
+                        f"{self._setting}.allow_hosts or {self._setting}.allow_cidrs)"
                     )
         return CheckedUrl(target=target, addresses=tuple(addresses))
 
@@ -208,6 +227,60 @@ class UrlGuard:
             inner = _forbidden(judged.sixtofour)
             return None if inner is None else f"{inner} inside a 6to4 address"
         return reason
+
+    def _unsafe(self, problem: str) -> UnsafeUrlError:
+        return UnsafeUrlError(
+            f"{self._purpose} URL refused: {problem}", violations=[("url", problem)]
+        )
+
+
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that checks every request's URL with a `UrlGuard` first and sends
+    it to an address just checked, with the original `Host` header and TLS server name.
+
+    A refused URL, or a host that does not resolve, fails the request as `httpx.ConnectError`
+    before anything is sent (the hub's client reports it as an unreachable agent, naming the
+    reason). The host's addresses are tried in turn while connections fail.
+
+    Args:
+        inner: the transport that sends the requests.
+        guard: the address policy.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, guard: UrlGuard) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            checked = await self._guard.resolve(self._guard.parse(str(request.url)))
+        except UnsafeUrlError as exc:
+            raise httpx.ConnectError(str(exc), request=request) from None
+        except OSError:
+            raise httpx.ConnectError(
+                f"the host {request.url.host!r} does not resolve", request=request
+            ) from None
+        request.headers["Host"] = checked.host_header
+        server_name = checked.tls_server_name
+        if server_name is not None:
+            request.extensions = {**request.extensions, "sni_hostname": server_name}
+        original = request.url
+        failure: httpx.ConnectError | None = None
+        try:
+            for address in checked.addresses:
+                request.url = original.copy_with(host=address)
+                try:
+                    return await self._inner.handle_async_request(request)
+                except httpx.ConnectError as exc:
+                    failure = exc  # nothing was sent: the host's next address may answer
+        finally:
+            # The request keeps its own URL for whoever reads it later (errors, a resend).
+            request.url = original
+        assert failure is not None  # the guard never checks a host without addresses
+        raise failure
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def _forbidden(ip: IPAddress) -> str | None:
@@ -236,7 +309,3 @@ def _ip(text: str) -> IPAddress | None:
 
 def _normal_host(host: str) -> str:
     return host.strip().strip("[]").rstrip(".").lower()
-
-
-def _unsafe(problem: str) -> UnsafeUrlError:
-    return UnsafeUrlError(f"webhook URL refused: {problem}", violations=[("url", problem)])
