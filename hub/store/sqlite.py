@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -136,6 +137,23 @@ class SqliteTaskStore:
         if db is not None:
             db.close()
 
+    @contextmanager
+    def _transaction(self, failure: str) -> Iterator[None]:
+        """One transaction: committed when the block ends, rolled back if it raises; an
+        SQLite error becomes a `StoreError` saying `failure` and why."""
+        db = self._conn()
+        try:
+            db.execute("BEGIN")
+            try:
+                yield
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"{failure} ({exc})") from None
+
     def _conn(self) -> sqlite3.Connection:
         db = self._db
         if db is None:
@@ -156,17 +174,8 @@ class SqliteTaskStore:
         if not records:
             return
         rows = [_row(record) for record in records]
-        try:
-            db.execute("BEGIN")
-            try:
-                db.executemany(_PUT, rows)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot write {len(rows)} task(s) to {self.path} ({exc})") from None
+        with self._transaction(f"cannot write {len(rows)} task(s) to {self.path}"):
+            db.executemany(_PUT, rows)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The record for `task_id`, or None."""
@@ -243,19 +252,10 @@ class SqliteTaskStore:
         """Delete records of terminal tasks whose status time is before `cutoff`."""
         db = self._conn()
         args = (epoch_micros(cutoff), *_TERMINAL)
-        try:
-            db.execute("BEGIN")
-            try:
-                db.execute(_DELETE_EXPIRED_PUSH, args)
-                db.execute(_DELETE_EXPIRED_CHILDREN, args)
-                deleted: int = db.execute(_DELETE_TERMINAL, args).rowcount
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot delete expired tasks from {self.path} ({exc})") from None
+        with self._transaction(f"cannot delete expired tasks from {self.path}"):
+            db.execute(_DELETE_EXPIRED_PUSH, args)
+            db.execute(_DELETE_EXPIRED_CHILDREN, args)
+            deleted: int = db.execute(_DELETE_TERMINAL, args).rowcount
         return deleted
 
     async def put_push_config(self, record: PushConfigRecord) -> None:
@@ -319,17 +319,8 @@ class SqliteTaskStore:
         """Insert or replace ledger lines in one transaction, durably."""
         db = self._conn()
         rows = [(r.parent_id, r.agent, r.child_id, r.state.value, r.note) for r in records]
-        try:
-            db.execute("BEGIN")
-            try:
-                db.executemany(_PUT_CHILD, rows)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot write the delegation ledger to {self.path} ({exc})") from None
+        with self._transaction(f"cannot write the delegation ledger to {self.path}"):
+            db.executemany(_PUT_CHILD, rows)
 
     async def list_children(self, parent_id: str) -> builtins.list[ChildRecord]:
         """The ledger lines of `parent_id`, oldest first."""
