@@ -8,6 +8,7 @@ HubError
 │   │   ├── PayloadTooLargeError                   body over limits.max_body (HTTP 413)
 │   │   └── ContentTypeError                       body is not sent as JSON (HTTP 415)
 │   ├── MethodNotFoundError                -32601  no such method or route
+│   │   └── PartnerNotFoundError                   no such partner behind the gateway (404)
 │   ├── InvalidParamsError                 -32602  params do not match the method's schema
 │   │   ├── LimitExceededError                     a configured limit was reached (HTTP 429)
 │   │   │   └── RateLimitedError                   over the request rate (429, Retry-After)
@@ -18,6 +19,9 @@ HubError
 │   │   └── UnsafeUrlError                         a URL the hub may not call (SSRF guard)
 │   ├── UnauthenticatedError           -32000  no valid credential (HTTP 401)
 │   ├── InternalError                      -32603  an unexpected failure inside the hub
+│   │   └── PartnerUnavailableError                a partner behind the gateway failed (502)
+│   │       ├── PartnerTimeoutError                    it did not answer in time (504)
+│   │       └── PartnerBusyError                       it is overloaded or held back (503)
 │   ├── TaskNotFoundError                  -32001
 │   ├── TaskNotCancelableError             -32002
 │   ├── PushNotificationNotSupportedError  -32003
@@ -86,6 +90,10 @@ __all__ = [
     "MethodNotFoundError",
     "NoSupportedInterfaceError",
     "ParseError",
+    "PartnerBusyError",
+    "PartnerNotFoundError",
+    "PartnerTimeoutError",
+    "PartnerUnavailableError",
     "PayloadTooLargeError",
     "ProtocolError",
     "PushNotificationNotSupportedError",
@@ -249,8 +257,47 @@ class InternalError(ProtocolError):
     pass
 
 
+class PartnerNotFoundError(MethodNotFoundError):
+    """The gateway (`/agents/{name}`) names no partner the caller may reach: not in
+    agents.yaml, disabled, or outside the caller's partner scope (all three read alike)."""
+
+    reason = "PARTNER_NOT_FOUND"
 
 
+class PartnerUnavailableError(InternalError):
+    """A partner behind the gateway could not serve the call: unreachable, its card
+    unreadable, its connection lost, or it refused the hub's own credentials."""
+
+    reason = "PARTNER_UNAVAILABLE"
+    http_status = 502
+    rpc_status = "UNAVAILABLE"
+
+
+class PartnerTimeoutError(PartnerUnavailableError):
+    """A partner behind the gateway did not answer within its timeout or the caller's
+    deadline."""
+
+    reason = "PARTNER_TIMEOUT"
+    http_status = 504
+    rpc_status = "DEADLINE_EXCEEDED"
+
+
+class PartnerBusyError(PartnerUnavailableError):
+    """A partner behind the gateway is overloaded (it answered 429 or 503) or its circuit
+    breaker holds calls back; sent with `Retry-After`.
+
+    Attributes:
+        retry_after: seconds after which a call may succeed.
+    """
+
+    reason = "PARTNER_BUSY"
+    http_status = 503
+
+    def __init__(
+        self, message: str, *, retry_after: float, metadata: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message, metadata=metadata)
+        self.retry_after = retry_after
 
 
 class UnauthenticatedError(ProtocolError):

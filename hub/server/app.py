@@ -25,6 +25,8 @@ from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
 from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.gate import Gate
+from hub.server.gateway import Gateway
+from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
@@ -100,9 +102,10 @@ def create_app(
         settings: the hub's settings.
         store: where tasks are kept.
         skills: the local skills by id.
-        partners: the partner agents skills may call (`ctx.agents`); while the app runs, the
-            registry's file is followed for edits, and the partners' HTTP client is closed
-            when it stops. None for no partners.
+        partners: the partner agents skills may call (`ctx.agents`), also served through
+            the gateway at `/agents/{name}`; while the app runs, the registry's file is
+            followed for edits, and the partners' HTTP client is closed when it stops. None
+            for no partners.
         push_resolver: how push webhook hosts are resolved for the SSRF guard; default the
             system resolver (tests inject one).
 
@@ -142,6 +145,7 @@ def create_app(
         settings=settings,
         service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
         gate=gate,
+        gateway=Gateway(partners=partners, settings=settings, hub_card=card),
     )
 
     @asynccontextmanager
@@ -149,13 +153,20 @@ def create_app(
         await store.open()
         try:
             # Push starts before the manager, so the tasks its recovery fails are reported.
-            async with partners, partners.watching(), push or nullcontext(), manager:
+            # The gateway's partner streams end before the partners' HTTP client closes.
+            async with (
+                partners,
+                partners.watching(),
+                hub.gateway,
+                push or nullcontext(),
+                manager,
+            ):
                 yield
         finally:
             await store.close()
 
     return Litestar(
-        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES],
+        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()],
         lifespan=[lifespan],
         state=State({"hub": hub}),
         exception_handlers={HTTPException: _http_error, Exception: _http_error},

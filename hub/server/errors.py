@@ -15,6 +15,7 @@ from hub.errors import (
     InvalidParamsError,
     InvalidRequestError,
     ParseError,
+    PartnerBusyError,
     ProtocolError,
     RateLimitedError,
     UnauthenticatedError,
@@ -103,10 +104,10 @@ def rest_error_body(error: ProtocolError) -> dict[str, Any]:
 
 def error_headers(error: ProtocolError) -> dict[str, str]:
     """HTTP headers an error is sent with, on either binding: the challenge of a 401, the
-    `Retry-After` of a 429 for going over the request rate."""
+    `Retry-After` of a 429 for going over the request rate or of a 503 for a busy partner."""
     if isinstance(error, UnauthenticatedError):
         return {"WWW-Authenticate": error.challenge}
-    if isinstance(error, RateLimitedError):
+    if isinstance(error, RateLimitedError | PartnerBusyError):
         return {"Retry-After": str(max(1, math.ceil(error.retry_after)))}
     return {}
 

@@ -29,7 +29,7 @@ from hub.server.errors import (
 )
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
-from hub.server.service import A2AService
+from hub.server.operations import A2AOperations
 from hub.server.sse import sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
@@ -48,7 +48,7 @@ STREAM_METHODS = frozenset(
 """The methods that open a stream (counted against `limits.max_streams_per_caller`)."""
 
 
-async def _v1(service: A2AService, method: str, params: Any, caller: str) -> Outcome:
+async def _v1(service: A2AOperations, method: str, params: Any, caller: str) -> Outcome:
     match method:
         case "SendMessage":
             return (await service.send_message(params, caller)).to_json()
@@ -106,10 +106,21 @@ def _query(scope: Scope) -> dict[str, str]:
     return {key: values[-1] for key, values in parse_qs(raw.decode("latin-1")).items()}
 
 
-async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubState) -> None:
+async def handle_jsonrpc(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    state: HubState,
+    *,
+    service: A2AOperations | None = None,
+) -> None:
     """Serve one JSON-RPC request as raw ASGI: parse once, negotiate the version, dispatch,
     render. This endpoint carries most of the traffic, so it skips the framework's request
-    and response objects."""
+    and response objects.
+
+    `service` serves the call: the hub's own (`state.service`) unless given, e.g. a
+    partner's behind the gateway."""
+    service = service if service is not None else state.service
     request_id: JsonRpcId = None
     v03 = False
     slot: StreamSlot | None = None
@@ -153,9 +164,9 @@ async def handle_jsonrpc(scope: Scope, receive: Receive, send: Send, state: HubS
         with use_scope(caller.scope(call_scope)):
             if v03:
                 assert isinstance(params, RawCall)
-                result, render = await dispatch_v03(state.service, params, caller.name)
+                result, render = await dispatch_v03(service, params, caller.name)
             else:
-                result = await _v1(state.service, method, params, caller.name)
+                result = await _v1(service, method, params, caller.name)
                 render = None
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
         if slot is not None:

@@ -27,7 +27,7 @@ from hub.protocol.v03.translate import (
     task_to_v03,
 )
 from hub.server.card import CardDocument
-from hub.server.service import A2AService
+from hub.server.operations import A2AOperations
 from hub.tasks import TaskStream, Update
 
 __all__ = ["V03_METHODS", "dispatch_v03"]
@@ -63,7 +63,7 @@ def _params(call: RawCall, model: type[WireModel]) -> Any:
 
 
 async def dispatch_v03(
-    service: A2AService, call: RawCall, caller: str
+    service: A2AOperations, call: RawCall, caller: str
 ) -> tuple[bytes | TaskStream, Render | None]:
     """Run a 0.3 call; returns the 0.3 result bytes, or a stream and its 0.3 renderer."""
     method = call.method
@@ -92,7 +92,7 @@ async def dispatch_v03(
     return await _push_config_v03(service, call, caller), None
 
 
-async def _push_config_v03(service: A2AService, call: RawCall, caller: str) -> bytes:
+async def _push_config_v03(service: A2AOperations, call: RawCall, caller: str) -> bytes:
     """The four `tasks/pushNotificationConfig/*` methods; configs set here get 0.3 bodies."""
     method = call.method
     if method == "tasks/pushNotificationConfig/set":

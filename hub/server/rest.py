@@ -25,7 +25,7 @@ from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
 from hub.server.errors import as_protocol_error, error_headers, rest_error_body
 from hub.server.gate import StreamSlot
-from hub.server.service import A2AService
+from hub.server.operations import A2AOperations
 from hub.server.sse import sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
@@ -36,7 +36,7 @@ __all__ = ["REST_ROUTES", "rest_error_response"]
 A2A_JSON = "application/a2a+json"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 AnyRequest = Request[Any, Any, Any]
-Work = Callable[[A2AService, str], Awaitable[bytes | TaskStream]]
+Work = Callable[[A2AOperations, str], Awaitable[bytes | TaskStream]]
 
 
 def rest_error_response(error: ProtocolError) -> Response[bytes]:
@@ -66,8 +66,10 @@ async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False)
         )
         if opens_stream:
             slot = hub.gate.open_stream(caller)
+        # Under /agents/{agent_name} (the gateway) the partner's operations serve the route.
+        service = hub.service_for(request.path_params.get("agent_name"))
         with use_scope(caller.scope(scope)):
-            result = await work(hub.service, caller.name)
+            result = await work(service, caller.name)
     except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
         if slot is not None:
             slot.release()
@@ -103,7 +105,7 @@ def _query(request: AnyRequest) -> dict[str, str]:
 
 @post("/message:send", status_code=200)
 async def send_message(request: AnyRequest) -> Response[Any]:
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         return (await service.send_message(await _send_request(request), caller)).to_json()
 
     return await _serve(request, work)
@@ -111,7 +113,7 @@ async def send_message(request: AnyRequest) -> Response[Any]:
 
 @post("/message:stream", status_code=200)
 async def stream_message(request: AnyRequest) -> Response[Any]:
-    async def work(service: A2AService, caller: str) -> TaskStream:
+    async def work(service: A2AOperations, caller: str) -> TaskStream:
         return await service.stream_message(await _send_request(request), caller)
 
     return await _serve(request, work, opens_stream=True)
@@ -119,7 +121,7 @@ async def stream_message(request: AnyRequest) -> Response[Any]:
 
 @get("/tasks")
 async def list_tasks(request: AnyRequest) -> Response[Any]:
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         query = ListTasksRequest.model_validate(_query(request))
         return (await service.list_tasks(query, caller)).to_json()
 
@@ -141,7 +143,7 @@ def _split(task_ref: str, allowed: tuple[str, ...]) -> tuple[str, str]:
 async def get_task(request: AnyRequest) -> Response[Any]:
     task_ref: str = request.path_params["task_ref"]
 
-    async def work(service: A2AService, caller: str) -> bytes | TaskStream:
+    async def work(service: A2AOperations, caller: str) -> bytes | TaskStream:
         task_id, verb = _split(task_ref, ("", "subscribe"))
         if verb == "subscribe":
             return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
@@ -155,7 +157,7 @@ async def get_task(request: AnyRequest) -> Response[Any]:
 async def task_action(request: AnyRequest) -> Response[Any]:
     task_ref: str = request.path_params["task_ref"]
 
-    async def work(service: A2AService, caller: str) -> bytes | TaskStream:
+    async def work(service: A2AOperations, caller: str) -> bytes | TaskStream:
         task_id, verb = _split(task_ref, ("cancel", "subscribe"))
         if verb == "subscribe":
             return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
@@ -168,7 +170,7 @@ async def task_action(request: AnyRequest) -> Response[Any]:
 async def create_push_config(request: AnyRequest) -> Response[Any]:
     task_id: str = request.path_params["task_id"]
 
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         hub: HubState = request.app.state.hub
         body = await read_json_body(request, hub.settings.limits.max_body)
         config = TaskPushNotificationConfig.model_validate_json(body)
@@ -183,7 +185,7 @@ async def create_push_config(request: AnyRequest) -> Response[Any]:
 async def list_push_configs(request: AnyRequest) -> Response[Any]:
     task_id: str = request.path_params["task_id"]
 
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         query = ListTaskPushNotificationConfigsRequest.model_validate(
             {**_query(request), "taskId": task_id}
         )
@@ -197,7 +199,7 @@ async def get_push_config(request: AnyRequest) -> Response[Any]:
     task_id: str = request.path_params["task_id"]
     config_id: str = request.path_params["config_id"]
 
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         query = GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
         return (await service.get_push_config(query, caller)).to_json()
 
@@ -209,7 +211,7 @@ async def delete_push_config(request: AnyRequest) -> Response[Any]:
     task_id: str = request.path_params["task_id"]
     config_id: str = request.path_params["config_id"]
 
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         target = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
         await service.delete_push_config(target, caller)
         return b"{}"  # google.protobuf.Empty
@@ -219,7 +221,7 @@ async def delete_push_config(request: AnyRequest) -> Response[Any]:
 
 @get("/extendedAgentCard")
 async def extended_card(request: AnyRequest) -> Response[Any]:
-    async def work(service: A2AService, caller: str) -> bytes:
+    async def work(service: A2AOperations, caller: str) -> bytes:
         return (await service.extended_card(caller)).to_json()
 
     return await _serve(request, work)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from hub.config import Settings
 from hub.server.gate import Gate
+from hub.server.gateway import Gateway
+from hub.server.operations import A2AOperations
 from hub.server.service import A2AService
 
 __all__ = ["HubState"]
@@ -16,3 +18,11 @@ class HubState:
     settings: Settings
     service: A2AService
     gate: Gate
+    gateway: Gateway
+
+    def service_for(self, agent_name: str | None) -> A2AOperations:
+        """The operations a request is served with: the hub's own, or with `agent_name` (a
+        route under `/agents/{agent_name}`) the partner's, through the gateway."""
+        if agent_name is None:
+            return self.service
+        return self.gateway.service(agent_name)

@@ -1,0 +1,186 @@
+"""`PartnerService`: the A2A operations, served by forwarding them to one partner.
+
+Each call goes through the partner's `A2AClient` (`Partners.client`), which speaks whatever
+interface and version the partner's card offers, sends the credentials agents.yaml gives it,
+and carries the caller's trace, deadline and hub trail. The bindings have already turned the
+caller's request into 1.0 objects, so a 0.3 caller reaches a 1.0 partner, and the other way
+round, without either noticing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hub.client import A2AClient
+from hub.errors import (
+    ExtendedAgentCardNotConfiguredError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+)
+from hub.protocol import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SendMessageResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+from hub.server.gateway.errors import partner_errors
+from hub.server.gateway.stream import PartnerStreams
+from hub.tasks import TaskStream
+from hub.tools import Partners
+
+__all__ = ["PartnerService"]
+
+
+class PartnerService:
+    """The operations of §5.3 for the partner `agent_name`, forwarded to it.
+
+    Tasks belong to the partner; the hub keeps none of them. Push notification configs are
+    refused (-32003, as the card's `pushNotifications: false` says): a webhook given to the
+    partner would be called by the partner, from wherever it runs, outside the hub's SSRF
+    guard, with notification bodies in the partner's protocol version.
+
+    Args:
+        agent_name: the partner's name in agents.yaml.
+        partners: the hub's partners (cards, clients, breakers; scope checks).
+        streams: the owner of the partner streams' pumps.
+        rewrite: turns a card of the partner into the one the gateway serves.
+        streaming: the hub serves streams (`card.streaming`).
+    """
+
+    def __init__(
+        self,
+        agent_name: str,
+        *,
+        partners: Partners,
+        streams: PartnerStreams,
+        rewrite: Callable[[AgentCard], AgentCard],
+        streaming: bool,
+    ) -> None:
+        self.agent_name = agent_name
+        self._partners = partners
+        self._streams = streams
+        self._rewrite = rewrite
+        self._streaming = streaming
+
+    async def send_message(
+        self, request: SendMessageRequest, caller: str, *, protocol: str = "1.0"
+    ) -> SendMessageResponse:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+            self._refuse_inline_push(request)
+            result = await client.send(
+                request.message, configuration=request.configuration, metadata=request.metadata
+            )
+        if isinstance(result, Message):
+            return SendMessageResponse(message=result)
+        return SendMessageResponse(task=result)
+
+    async def stream_message(
+        self, request: SendMessageRequest, caller: str, *, protocol: str = "1.0"
+    ) -> TaskStream:
+        client = await self._stream_client("SendStreamingMessage")
+        self._refuse_inline_push(request)
+        return await self._streams.open(
+            lambda: client.stream(
+                request.message, configuration=request.configuration, metadata=request.metadata
+            ),
+            agent_name=self.agent_name,
+        )
+
+    async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+            return await client.get_task(request.id, history_length=request.history_length)
+
+    async def list_tasks(self, request: ListTasksRequest, caller: str) -> ListTasksResponse:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+            # A tenant the caller named is the hub's; the client adds the partner's own.
+            return await client.list_tasks(request.model_copy(update={"tenant": None}))
+
+    async def cancel_task(self, request: CancelTaskRequest, caller: str) -> Task:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+            return await client.cancel(request.id, metadata=request.metadata)
+
+    async def subscribe(self, request: SubscribeToTaskRequest, caller: str) -> TaskStream:
+        client = await self._stream_client("SubscribeToTask")
+        return await self._streams.open(
+            lambda: client.subscribe(request.id), agent_name=self.agent_name
+        )
+
+    async def create_push_config(
+        self, config: TaskPushNotificationConfig, caller: str, *, protocol: str = "1.0"
+    ) -> TaskPushNotificationConfig:
+        raise await self._push_refused()
+
+    async def get_push_config(
+        self, request: GetTaskPushNotificationConfigRequest, caller: str
+    ) -> TaskPushNotificationConfig:
+        raise await self._push_refused()
+
+    async def list_push_configs(
+        self, request: ListTaskPushNotificationConfigsRequest, caller: str
+    ) -> ListTaskPushNotificationConfigsResponse:
+        raise await self._push_refused()
+
+    async def delete_push_config(
+        self, request: DeleteTaskPushNotificationConfigRequest, caller: str
+    ) -> None:
+        raise await self._push_refused()
+
+    async def extended_card(self, caller: str) -> AgentCard:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+            if not caller:
+                # As for the hub's own: the extended card is for authenticated callers only.
+                raise ExtendedAgentCardNotConfiguredError(
+                    f"the extended card of agent '{self.agent_name}' is served only to "
+                    "authenticated callers, and auth is off on this hub"
+                )
+            card = await client.extended_card()
+        return self._rewrite(card)
+
+    async def _client(self) -> A2AClient:
+        """The partner's client; raises for a partner the caller may not reach as for one
+        agents.yaml does not list."""
+        return await self._partners.client(self.agent_name)
+
+    async def _stream_client(self, operation: str) -> A2AClient:
+        with partner_errors(self.agent_name):
+            client = await self._client()
+        if not self._streaming:
+            raise UnsupportedOperationError(
+                f"{operation} needs streaming, which this hub has switched off "
+                "(capabilities.streaming is false); use SendMessage and GetTask",
+                metadata={"agent": self.agent_name},
+            )
+        return client
+
+    def _refuse_inline_push(self, request: SendMessageRequest) -> None:
+        configuration = request.configuration
+        if configuration is not None and configuration.task_push_notification_config:
+            raise self._push_error()
+
+    async def _push_refused(self) -> PushNotificationNotSupportedError:
+        with partner_errors(self.agent_name):
+            self._partners.entry(self.agent_name)  # an unknown partner is reported first
+        return self._push_error()
+
+    def _push_error(self) -> PushNotificationNotSupportedError:
+        return PushNotificationNotSupportedError(
+            f"the hub does not forward push notification configs to agent '{self.agent_name}'; "
+            "poll with GetTask or use a stream",
+            metadata={"agent": self.agent_name},
+        )
