@@ -56,6 +56,13 @@ class Recorder:
     stream_opened: anyio.Event = field(default_factory=anyio.Event)
     stream_closed: anyio.Event = field(default_factory=anyio.Event)
 
+    def reset(self) -> None:
+        """Forget what earlier tests sent (a stream of theirs still open is a failure)."""
+        assert self.open_streams == 0, "a stream of an earlier test is still open"
+        self.requests.clear()
+        self.stream_opened = anyio.Event()
+        self.stream_closed = anyio.Event()
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self.app is not None
         if scope["type"] != "http":
@@ -107,8 +114,22 @@ def _recorded(build: Callable[[str], Any], recorder: Recorder) -> Callable[[str]
     return factory
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """One event loop for each test module, so the partners start once per module."""
+    return "asyncio"
+
+
 @pytest.fixture
-async def partners() -> AsyncIterator[dict[str, Partner]]:
+async def partners(running_partners: dict[str, Partner]) -> dict[str, Partner]:
+    """The module's partners, each recorder starting the test with nothing seen."""
+    for partner in running_partners.values():
+        partner.recorder.reset()
+    return running_partners
+
+
+@pytest.fixture(scope="module")
+async def running_partners() -> AsyncIterator[dict[str, Partner]]:
     """The three SDK partners, by the name agents.yaml gives them; "guarded" is the 1.0
     JSON-RPC one again, wanting the bearer token `PARTNER_TOKEN`."""
     async with AsyncExitStack() as stack:
