@@ -26,14 +26,22 @@ def choose_skill(
     current call scope.
 
     Raises:
-        InvalidParamsError: the named skill is not served here.
+        InvalidParamsError: the named skill is not served here, or the message carries a
+            directive (`metadata.swarmKind`) and the federation skill is off.
         SkillNotAllowedError: the caller's credential may not use it.
     """
     scope = current_scope()
     allowed = scope.skills if scope is not None else None
     for metadata in (request.metadata, request.message.metadata):
         directive = metadata and DIRECTIVE_KEY in metadata and "skill" not in metadata
-        if directive and DIRECTIVE_SKILL in executors:
+        if directive and DIRECTIVE_SKILL not in executors:
+            raise InvalidParamsError(
+                f"this hub does not take hub-to-hub directives (metadata.{DIRECTIVE_KEY}): "
+                f"its '{DIRECTIVE_SKILL}' skill is off (skills: - builtin: {DIRECTIVE_SKILL} in "
+                "hub.yaml turns it on)",
+                violations=[(f"metadata.{DIRECTIVE_KEY}", "not served by this hub")],
+            )
+        if directive:
             metadata = {**(metadata or {}), "skill": DIRECTIVE_SKILL}
         if metadata and "skill" in metadata:
             skill = metadata["skill"]

@@ -12,6 +12,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.errors import InvalidParamsError, RemoteRpcError
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -134,3 +135,23 @@ async def test_a_directive_reaches_the_federation_skill_without_naming_it(
     assert reply.status.state is TaskState.COMPLETED
     assert reply.artifacts is not None
     assert reply.artifacts[0].parts[0].data["partners"][0]["name"] == "echoer"
+
+
+async def test_a_directive_to_a_hub_without_the_federation_skill_is_refused() -> None:
+    def build(url: str) -> Litestar:
+        settings = Settings(
+            server=ServerSettings(public_url=url),
+            store=StoreSettings(kind="memory"),
+            default_skill="echo",
+        )
+        return create_app(settings, store=MemoryTaskStore(), skills={"echo": echo})
+
+    async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
+        hub = await A2AClient.from_url(url, http=http)
+        with anyio.fail_after(15), pytest.raises(RemoteRpcError) as refused:
+            await hub.send(user_message("hi"), metadata={"swarmKind": "spawn_agent"})
+        listed = await hub.list_tasks()
+
+    assert refused.value.code == InvalidParamsError.code
+    assert "federation" in str(refused.value)
+    assert listed.tasks == []
