@@ -145,7 +145,7 @@ def create_app(
         settings=settings,
         service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
         gate=gate,
-        gateway=Gateway(partners=partners, settings=settings, hub_card=card),
+        gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
     )
 
     @asynccontextmanager

@@ -142,7 +142,7 @@ class TaskStore(Protocol):
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
         """Delete records of terminal tasks whose status timestamp is before `cutoff`, with
-        their push configs and ledger lines.
+        their push configs and ledger lines, and gateway owner records made before `cutoff`.
 
         Returns:
             How many records were deleted.
@@ -175,3 +175,12 @@ class TaskStore(Protocol):
     async def find_live_children(self) -> builtins.list[ChildRecord]:
         """Every ledger line whose child is not in a terminal state (restart
         reconciliation)."""
+
+    async def claim_partner_task(
+        self, agent: str, task_id: str, owner: str, *, at: datetime
+    ) -> str:
+        """Record that `owner` started partner `agent`'s task `task_id` through the gateway,
+        unless the task has an owner already; returns the owner on record."""
+
+    async def partner_task_owner(self, agent: str, task_id: str) -> str | None:
+        """Who started partner `agent`'s task `task_id` through the gateway, or None."""

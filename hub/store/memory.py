@@ -58,6 +58,8 @@ class MemoryTaskStore:
         self._push: dict[str, dict[str, _PushRow]] = {}
         # parent id → (agent, child id) → line, in the order lines were first written.
         self._children: dict[str, dict[tuple[str, str], ChildRecord]] = {}
+        # (agent, partner task id) → (owner, when claimed in epoch microseconds)
+        self._partner_tasks: dict[tuple[str, str], tuple[str, int]] = {}
         self._open = False
 
     async def open(self) -> None:
@@ -140,6 +142,9 @@ class MemoryTaskStore:
             del self._rows[task_id]
             self._push.pop(task_id, None)
             self._children.pop(task_id, None)
+        for key, (_, created) in list(self._partner_tasks.items()):
+            if created < limit:
+                del self._partner_tasks[key]
         return len(doomed)
 
     async def put_push_config(self, record: PushConfigRecord) -> None:
@@ -203,6 +208,20 @@ class MemoryTaskStore:
             for record in lines.values()
             if record.state not in TERMINAL_STATES
         ]
+
+    async def claim_partner_task(
+        self, agent: str, task_id: str, owner: str, *, at: datetime
+    ) -> str:
+        """Record the gateway owner of a partner task, unless it has one; the owner on record."""
+        self._check_open()
+        recorded, _ = self._partner_tasks.setdefault((agent, task_id), (owner, epoch_micros(at)))
+        return recorded
+
+    async def partner_task_owner(self, agent: str, task_id: str) -> str | None:
+        """The gateway owner of a partner task, or None."""
+        self._check_open()
+        found = self._partner_tasks.get((agent, task_id))
+        return None if found is None else found[0]
 
 
 def _row(record: TaskRecord) -> _Row:

@@ -72,6 +72,11 @@ _PUT_CHILD = (
     "ON CONFLICT (parent_id, agent, child_id) DO UPDATE SET "
     "state = excluded.state, note = excluded.note"
 )
+_CLAIM = (
+    "INSERT INTO partner_tasks (agent, task_id, owner, created_us) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (agent, task_id) DO NOTHING"
+)
+_OWNER = "SELECT owner FROM partner_tasks WHERE agent = ? AND task_id = ?"
 _CHILD_COLUMNS = "SELECT parent_id, agent, child_id, state, note FROM children"
 _PUT_PUSH = (
     "INSERT INTO push_configs (task_id, config_id, owner, protocol, body) VALUES (?, ?, ?, ?, ?) "
@@ -256,6 +261,7 @@ class SqliteTaskStore:
             db.execute(_DELETE_EXPIRED_PUSH, args)
             db.execute(_DELETE_EXPIRED_CHILDREN, args)
             deleted: int = db.execute(_DELETE_TERMINAL, args).rowcount
+            db.execute("DELETE FROM partner_tasks WHERE created_us < ?", args[:1])
         return deleted
 
     async def put_push_config(self, record: PushConfigRecord) -> None:
@@ -332,6 +338,27 @@ class SqliteTaskStore:
         marks = ",".join("?" * len(_TERMINAL))
         query = f"{_CHILD_COLUMNS} WHERE state NOT IN ({marks}) ORDER BY rowid"
         return self._child_rows(query, _TERMINAL)
+
+    async def claim_partner_task(
+        self, agent: str, task_id: str, owner: str, *, at: datetime
+    ) -> str:
+        """Record the gateway owner of a partner task, unless it has one; the owner on record."""
+        with self._transaction(f"cannot record the owner of a partner task in {self.path}"):
+            db = self._conn()
+            db.execute(_CLAIM, (agent, task_id, owner, epoch_micros(at)))
+            (recorded,) = db.execute(_OWNER, (agent, task_id)).fetchone()
+        return str(recorded)
+
+    async def partner_task_owner(self, agent: str, task_id: str) -> str | None:
+        """The gateway owner of a partner task, or None."""
+        db = self._conn()
+        try:
+            row = db.execute(_OWNER, (agent, task_id)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot read the owner of a partner task from {self.path} ({exc})"
+            ) from None
+        return None if row is None else str(row[0])
 
     def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         db = self._conn()

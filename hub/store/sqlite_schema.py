@@ -60,6 +60,17 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX children_by_state ON children (state)",
     ),
+    (
+        # Who started each partner task reached through the gateway (auth on).
+        """CREATE TABLE partner_tasks (
+            agent      TEXT NOT NULL,
+            task_id    TEXT NOT NULL,
+            owner      TEXT NOT NULL,
+            created_us INTEGER NOT NULL,
+            PRIMARY KEY (agent, task_id)
+        )""",
+        "CREATE INDEX partner_tasks_by_time ON partner_tasks (created_us)",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 

@@ -171,4 +171,9 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
             )
         }
     check.close()
-    assert indexes == {"tasks_by_status_time", "tasks_by_context_time", "children_by_state"}
+    assert indexes == {
+        "tasks_by_status_time",
+        "tasks_by_context_time",
+        "children_by_state",
+        "partner_tasks_by_time",
+    }

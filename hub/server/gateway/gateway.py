@@ -18,8 +18,10 @@ from hub.protocol import AgentCard
 from hub.server.card import CardDocument
 from hub.server.gateway.card import CardShelf, GatewayPolicy, gateway_card
 from hub.server.gateway.errors import partner_errors
+from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.service import PartnerService
 from hub.server.gateway.stream import PartnerStreams
+from hub.store import TaskStore
 from hub.tools import Partners
 
 __all__ = ["Gateway"]
@@ -35,10 +37,14 @@ class Gateway:
         partners: the hub's partners.
         settings: the hub's settings (its public URL, auth, streaming).
         hub_card: the hub's own card, whose security schemes the partner cards get.
+        store: where the owners of partner tasks are recorded (auth on).
     """
 
-    def __init__(self, *, partners: Partners, settings: Settings, hub_card: AgentCard) -> None:
+    def __init__(
+        self, *, partners: Partners, settings: Settings, hub_card: AgentCard, store: TaskStore
+    ) -> None:
         self.partners = partners
+        self._owners = TaskOwners(store)
         self._base = settings.server.base_url()
         self._policy = GatewayPolicy(
             hub_card=hub_card,
@@ -73,6 +79,7 @@ class Gateway:
             streams=self._streams,
             rewrite=lambda card: gateway_card(card, url=self.url(agent_name), policy=self._policy),
             streaming=self._policy.streaming,
+            owners=self._owners,
         )
 
     async def card(self, agent_name: str) -> CardDocument:

@@ -35,6 +35,7 @@ from hub.protocol import (
     TaskPushNotificationConfig,
 )
 from hub.server.gateway.errors import partner_errors
+from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.stream import PartnerStreams
 from hub.tasks import TaskStream
 from hub.tools import Partners
@@ -56,6 +57,8 @@ class PartnerService:
         streams: the owner of the partner streams' pumps.
         rewrite: turns a card of the partner into the one the gateway serves.
         streaming: the hub serves streams (`card.streaming`).
+        owners: which credential started which partner task (auth on: each caller sees
+            its own only).
     """
 
     def __init__(
@@ -66,8 +69,10 @@ class PartnerService:
         streams: PartnerStreams,
         rewrite: Callable[[AgentCard], AgentCard],
         streaming: bool,
+        owners: TaskOwners,
     ) -> None:
         self.agent_name = agent_name
+        self._owners = owners
         self._partners = partners
         self._streams = streams
         self._rewrite = rewrite
@@ -79,11 +84,13 @@ class PartnerService:
         with partner_errors(self.agent_name):
             client = await self._client()
             self._refuse_inline_push(request)
+            await self._continues(request, caller)
             result = await client.send(
                 request.message, configuration=request.configuration, metadata=request.metadata
             )
         if isinstance(result, Message):
             return SendMessageResponse(message=result)
+        await self._owners.claim(self.agent_name, result, caller)
         return SendMessageResponse(task=result)
 
     async def stream_message(
@@ -91,9 +98,16 @@ class PartnerService:
     ) -> TaskStream:
         client = await self._stream_client("SendStreamingMessage")
         self._refuse_inline_push(request)
+        await self._continues(request, caller)
         return await self._streams.open(
-            lambda: client.stream(
-                request.message, configuration=request.configuration, metadata=request.metadata
+            self._owners.claiming(
+                lambda: client.stream(
+                    request.message,
+                    configuration=request.configuration,
+                    metadata=request.metadata,
+                ),
+                self.agent_name,
+                caller,
             ),
             agent_name=self.agent_name,
         )
@@ -101,21 +115,30 @@ class PartnerService:
     async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
         with partner_errors(self.agent_name):
             client = await self._client()
+            await self._owners.check(self.agent_name, request.id, caller)
             return await client.get_task(request.id, history_length=request.history_length)
 
     async def list_tasks(self, request: ListTasksRequest, caller: str) -> ListTasksResponse:
         with partner_errors(self.agent_name):
             client = await self._client()
             # A tenant the caller named is the hub's; the client adds the partner's own.
-            return await client.list_tasks(request.model_copy(update={"tenant": None}))
+            page = await client.list_tasks(request.model_copy(update={"tenant": None}))
+        if not caller:
+            return page
+        # Filtered page by page: a page may hold fewer tasks than asked for, and its
+        # totalSize counts only the caller's tasks on it (the rest are not counted).
+        tasks = await self._owners.visible(self.agent_name, page.tasks, caller)
+        return page.model_copy(update={"tasks": tasks, "total_size": len(tasks)})
 
     async def cancel_task(self, request: CancelTaskRequest, caller: str) -> Task:
         with partner_errors(self.agent_name):
             client = await self._client()
+            await self._owners.check(self.agent_name, request.id, caller)
             return await client.cancel(request.id, metadata=request.metadata)
 
     async def subscribe(self, request: SubscribeToTaskRequest, caller: str) -> TaskStream:
         client = await self._stream_client("SubscribeToTask")
+        await self._owners.check(self.agent_name, request.id, caller)
         return await self._streams.open(
             lambda: client.subscribe(request.id), agent_name=self.agent_name
         )
@@ -167,6 +190,11 @@ class PartnerService:
                 metadata={"agent": self.agent_name},
             )
         return client
+
+    async def _continues(self, request: SendMessageRequest, caller: str) -> None:
+        """A message to an existing partner task must come from the caller that started it."""
+        if request.message.task_id:
+            await self._owners.check(self.agent_name, request.message.task_id, caller)
 
     def _refuse_inline_push(self, request: SendMessageRequest) -> None:
         configuration = request.configuration
