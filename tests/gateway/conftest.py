@@ -5,8 +5,7 @@ whose agents.yaml names them."""
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,12 +142,9 @@ async def running_partners() -> AsyncIterator[dict[str, Partner]]:
 
 
 @pytest.fixture
-def dead_url() -> Iterator[str]:
-    """A loopback address where a socket is bound but nothing listens: connections to it are
-    refused for as long as the test runs."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+def dead_url(refusing_port: int) -> str:
+    """A loopback address where connections are refused for as long as the test runs."""
+    return f"http://127.0.0.1:{refusing_port}"
 
 
 def entries(partners: dict[str, Partner], *, dead_url: str | None = None) -> list[AgentEntry]:

@@ -6,8 +6,7 @@ taken. Runtime partners survive an agents.yaml reload."""
 from __future__ import annotations
 
 import ipaddress
-import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ from hub.skills.federation import ERROR_METADATA_KEY, federation
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import FederationPolicy, Partners
-from tests.client.partners import sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio
 
@@ -77,27 +75,10 @@ def _hub(
 
 
 @pytest.fixture
-async def echoer() -> AsyncIterator[str]:
-    async with serve_on_loopback(sdk_jsonrpc) as url:
-        yield url
-
-
-@pytest.fixture
 def agents(tmp_path: Path, echoer: str) -> Path:
     path = tmp_path / "agents.yaml"
     path.write_text(f"version: 1\nagents:\n  - name: my-echo\n    url: {echoer}\n")
     return path
-
-
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    """A loopback port bound but not listening: connections to it are refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        sock.close()
 
 
 @asynccontextmanager

@@ -6,8 +6,7 @@ with its reason."""
 from __future__ import annotations
 
 import ipaddress
-import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -68,17 +67,6 @@ def _hub(agents: Path, *, anonymous: tuple[FederationPermission, ...] = ("learn"
         return create_app(settings, store=MemoryTaskStore(), skills=skills, partners=partners)
 
     return build
-
-
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    """A loopback port bound but not listening: connections to it are refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        sock.close()
 
 
 @asynccontextmanager

@@ -7,8 +7,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import socket
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -52,23 +51,6 @@ def _policy(
 
 def _entry(name: str, url: str, **extra: object) -> AgentEntry:
     return AgentEntry.model_validate({"name": name, "url": url, **extra})
-
-
-@pytest.fixture
-async def echoer() -> AsyncIterator[str]:
-    async with serve_on_loopback(sdk_jsonrpc) as url:
-        yield url
-
-
-@pytest.fixture
-def refusing_port() -> Iterator[int]:
-    """A loopback port bound but not listening: connections to it are refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        sock.close()
 
 
 async def test_a_partner_added_at_run_time_is_served_like_the_files_and_records_its_origin(
