@@ -178,15 +178,18 @@ class DelegationLedger:
     # -- cleaning up -----------------------------------------------------------------------
 
     async def settle(self, parent_id: str) -> None:
-        """Cancel the children `parent_id` left live on partners (its task has ended)."""
+        """Cancel the children `parent_id` left live on partners (its task has ended), and
+        forget the parent."""
         children = self.live_children(parent_id)
-        if not children or self.control is None:
-            return
         control = self.control
-        with anyio.CancelScope(shield=True):
-            async with anyio.create_task_group() as group:
-                for agent, child_id in children:
-                    group.start_soon(self._cancel_one, control, parent_id, agent, child_id)
+        if children and control is not None:
+            with anyio.CancelScope(shield=True):
+                async with anyio.create_task_group() as group:
+                    for agent, child_id in children:
+                        group.start_soon(self._cancel_one, control, parent_id, agent, child_id)
+        # Whatever could not be stopped stays live in the store, for the next start to try
+        # again; in memory the ended parent is done with.
+        self._live.pop(parent_id, None)
 
     async def _cancel_one(
         self, control: ChildControl, parent_id: str, agent: str, child_id: str
