@@ -60,8 +60,8 @@ class ChildControl(Protocol):
         """The child's current state (GetTask)."""
         ...
 
-    async def cancel_child(self, agent: str, task_id: str) -> TaskState | None:
-        """Cancel the child; its state afterwards, or None when that is not known."""
+    async def cancel_child(self, agent: str, task_id: str) -> TaskState:
+        """Cancel the child; its state afterwards (looked up when it had already ended)."""
         ...
 
 
@@ -199,7 +199,7 @@ class DelegationLedger:
         except HubError as exc:
             log.warning("could not cancel task %s on partner '%s': %s", child_id, agent, exc)
             return
-        self.note(parent_id, agent, child_id, state or TaskState.CANCELED)
+        self.note(parent_id, agent, child_id, state)
 
     async def reconcile(self) -> int:
         """Deal with the children a previous run left live: a child whose parent has ended is
@@ -254,7 +254,7 @@ class DelegationLedger:
             after = await self.control.cancel_child(child.agent, child.child_id)
         except HubError as exc:
             return replace(child, note=UNREACHABLE_AFTER_RESTART.format(error=exc))
-        return replace(child, state=after or TaskState.CANCELED, note=CANCELED_AFTER_RESTART)
+        return replace(child, state=after, note=CANCELED_AFTER_RESTART)
 
 
 def _describe(child: ChildRecord) -> dict[str, str]:

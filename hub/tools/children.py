@@ -26,7 +26,7 @@ class PartnerChildren:
         task = await client.get_task(task_id, history_length=0)
         return task.status.state
 
-    async def cancel_child(self, agent: str, task_id: str) -> TaskState | None:
+    async def cancel_child(self, agent: str, task_id: str) -> TaskState:
         """Cancel the partner task; its state afterwards. A task that ended meanwhile (the
         partner answers TaskNotCancelable) is looked up instead.
 

@@ -23,7 +23,7 @@ class Gone:
         self.calls.append(("state", agent, task_id))
         raise AgentUnreachableError(f"agent '{agent}' is unreachable (connection refused)")
 
-    async def cancel_child(self, agent: str, task_id: str) -> TaskState | None:
+    async def cancel_child(self, agent: str, task_id: str) -> TaskState:
         self.calls.append(("cancel", agent, task_id))
         raise AgentUnreachableError(f"agent '{agent}' is unreachable (connection refused)")
 
