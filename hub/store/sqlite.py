@@ -8,9 +8,11 @@ those too, at the cost of an fsync on every write.
 
 Speed: the calls run on the event loop's thread. A write takes tens of microseconds, less than
 handing it to a worker thread and back would cost; each index is one more page written per
-commit, so the schema keeps two: one by status time that also carries `owner` and `state` (the
-ListTasks filters and counts on those read the index alone, never the task bodies) and one by
-context, the one filter selective enough to need its own.
+commit, so the schema keeps two full ones: one by status time that also carries `owner` and
+`state` (the ListTasks filters on those read the index alone, never the task bodies) and one by
+context, the one filter selective enough to need its own. Beside them, a partial index holds
+only the unsettled tasks (what start-up looks for), and triggers keep a count per owner and
+state, so ListTasks' `totalSize` is one look-up however many tasks are stored.
 
 Push notification configs live in their own table, keyed by task and config id; they are
 deleted with their task when it expires.
@@ -38,7 +40,7 @@ from hub.store.cursor import (
     epoch_micros,
     status_key,
 )
-from hub.store.sqlite_schema import configure, migrate
+from hub.store.sqlite_schema import LIVE_CHILD, UNSETTLED_TASK, configure, migrate
 
 __all__ = ["SqliteTaskStore"]
 
@@ -221,7 +223,7 @@ class SqliteTaskStore:
             page_filters += " AND (status_us < ? OR (status_us = ? AND task_id < ?))"
             page_args = [*args, after[0], after[0], after[1]]
         try:
-            (total,) = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", args).fetchone()
+            total = self._count(db, query, filters, args)
             rows = db.execute(
                 f"SELECT body, skill, owner, status_us, task_id FROM tasks "
                 f"WHERE {page_filters} {_ORDER} LIMIT ?",
@@ -245,9 +247,13 @@ class SqliteTaskStore:
         if not values:
             return []
         marks = ",".join("?" * len(values))
+        # Unsettled states only: the partial index holds just those tasks.
+        unsettled = f"{UNSETTLED_TASK} AND " if not TERMINAL_STATES.intersection(states) else ""
         try:
             rows = db.execute(
-                f"SELECT body, skill, owner FROM tasks WHERE state IN ({marks}) {_ORDER}", values
+                f"SELECT body, skill, owner FROM tasks WHERE {unsettled}state IN ({marks}) "
+                f"{_ORDER}",
+                values,
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read tasks from {self.path} ({exc})") from None
@@ -335,9 +341,13 @@ class SqliteTaskStore:
 
     async def find_live_children(self) -> builtins.list[ChildRecord]:
         """Every ledger line whose child is not terminal, oldest first."""
-        marks = ",".join("?" * len(_TERMINAL))
-        query = f"{_CHILD_COLUMNS} WHERE state NOT IN ({marks}) ORDER BY rowid"
-        return self._child_rows(query, _TERMINAL)
+        # Named, as the planner would rather scan the table in rowid order than sort the
+        # few live lines the partial index holds.
+        query = (
+            "SELECT parent_id, agent, child_id, state, note FROM children "
+            f"INDEXED BY children_live WHERE {LIVE_CHILD} ORDER BY rowid"
+        )
+        return self._child_rows(query, ())
 
     async def claim_partner_task(
         self, agent: str, task_id: str, owner: str, *, at: datetime
@@ -359,6 +369,21 @@ class SqliteTaskStore:
                 f"cannot read the owner of a partner task from {self.path} ({exc})"
             ) from None
         return None if row is None else str(row[0])
+
+    @staticmethod
+    def _count(
+        db: sqlite3.Connection, query: TaskQuery, filters: str, args: Sequence[object]
+    ) -> int:
+        """How many tasks match: from the maintained counts when only owner and state
+        filter, so an unfiltered first page costs the same at a million tasks as at ten."""
+        if query.context_id is not None or query.updated_after is not None:
+            # Bounded by what the context or time filter selects, read from an index.
+            (total,) = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", args).fetchone()
+            return int(total)
+        (total,) = db.execute(
+            f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {filters}", args
+        ).fetchone()
+        return int(total)
 
     def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         db = self._conn()

@@ -11,8 +11,9 @@ import anyio
 import pytest
 
 from hub.errors import StoreError
-from hub.store import SqliteTaskStore, TaskQuery
-from hub.store.sqlite_schema import SCHEMA_VERSION
+from hub.protocol import TaskState
+from hub.store import ChildRecord, SqliteTaskStore, TaskPage, TaskQuery
+from hub.store.sqlite_schema import LIVE_CHILD, SCHEMA_VERSION, UNSETTLED_TASK
 
 from .records import at, make_record
 
@@ -174,6 +175,107 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
     assert indexes == {
         "tasks_by_status_time",
         "tasks_by_context_time",
-        "children_by_state",
+        "tasks_unsettled",
+        "children_live",
         "partner_tasks_by_time",
     }
+    # The maintained counts start from the rows the old file had.
+    assert (await _reopened(path)).total_size == 1
+
+
+async def _reopened(path: Path) -> TaskPage:
+    store = SqliteTaskStore(path)
+    await store.open()
+    try:
+        return await store.list(TaskQuery(owner="alice"))
+    finally:
+        await store.close()
+
+
+async def test_total_size_follows_every_insert_state_change_owner_change_and_delete(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path)
+    await store.open()
+    await store.put_many(
+        [make_record(f"a{n}", when=at(n), owner="alice") for n in range(5)]
+        + [make_record(f"b{n}", when=at(n), owner="bob") for n in range(3)]
+    )
+    await store.put(make_record("a0", when=at(10), owner="alice", state=TaskState.COMPLETED))
+    await store.put(make_record("a1", when=at(11), owner="bob", state=TaskState.COMPLETED))
+    await store.put(make_record("a2", when=at(12), owner="alice"))  # no change of count
+    assert await store.delete_terminal_before(at(11)) == 1  # a0
+
+    async def sizes(query: TaskQuery) -> tuple[int, int]:
+        """The maintained count, and a count of the rows themselves."""
+        counted = (await store.list(query)).total_size
+        listed, cursor = 0, ""
+        while True:
+            page = await store.list(
+                TaskQuery(owner=query.owner, state=query.state, page_size=2, cursor=cursor)
+            )
+            listed += len(page.records)
+            if not (cursor := page.next_cursor):
+                return counted, listed
+
+    for query in (
+        TaskQuery(),
+        TaskQuery(owner="alice"),
+        TaskQuery(owner="bob"),
+        TaskQuery(state=TaskState.COMPLETED),
+        TaskQuery(owner="bob", state=TaskState.COMPLETED),
+        TaskQuery(owner="carol"),
+    ):
+        counted, listed = await sizes(query)
+        assert counted == listed, query
+    assert (await store.list(TaskQuery())).total_size == 7
+    await store.close()
+
+
+async def test_start_up_look_ups_read_only_the_unsettled_rows(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    store = SqliteTaskStore(path)
+    await store.open()
+    await store.put_many(
+        [make_record(f"done{n}", when=at(n), state=TaskState.COMPLETED) for n in range(50)]
+        + [
+            make_record("run", when=at(60)),
+            make_record("ask", when=at(61), state=TaskState.INPUT_REQUIRED),
+        ]
+    )
+    await store.put_children(
+        [
+            ChildRecord(parent_id="run", agent="p", child_id="c1", state=TaskState.WORKING),
+            ChildRecord(parent_id="done1", agent="p", child_id="c2", state=TaskState.COMPLETED),
+        ]
+    )
+    found = await store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
+    assert [record.task.id for record in found] == ["run"]
+    assert [child.child_id for child in await store.find_live_children()] == ["c1"]
+    await store.close()
+
+    with sqlite3.connect(path) as check:
+        plans = {
+            table: " ".join(row[3] for row in check.execute(f"EXPLAIN QUERY PLAN {query}"))
+            for table, query in (
+                ("tasks", _unsettled_query()),
+                ("children", _live_children_query()),
+            )
+        }
+    check.close()
+    assert "tasks_unsettled" in plans["tasks"]
+    assert "children_live" in plans["children"]
+
+
+def _unsettled_query() -> str:
+    return (
+        f"SELECT body FROM tasks WHERE {UNSETTLED_TASK} AND state IN "
+        "('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING') ORDER BY status_us DESC, task_id DESC"
+    )
+
+
+def _live_children_query() -> str:
+    return (
+        f"SELECT child_id FROM children INDEXED BY children_live WHERE {LIVE_CHILD} ORDER BY rowid"
+    )
