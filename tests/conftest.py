@@ -5,6 +5,7 @@ import pytest
 
 from hub.testing import serve_on_loopback
 from tests.client.partners import sdk_jsonrpc
+from tests.postgres import PostgresCluster, fresh_database, running_cluster
 
 
 @pytest.fixture
@@ -28,3 +29,17 @@ def refusing_port() -> Iterator[int]:
         yield sock.getsockname()[1]
     finally:
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """One real PostgreSQL server for the whole session, started on first use."""
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def postgres_dsn(postgres_cluster: PostgresCluster) -> AsyncIterator[str]:
+    """A fresh, empty database of the session's cluster, dropped after the test."""
+    async with fresh_database(postgres_cluster) as dsn:
+        yield dsn

@@ -12,6 +12,7 @@ from hub.runtime import registry_for
 from hub.server import create_app
 from hub.skills import load_skills
 from hub.store import build_store
+from hub.store.postgres import redact_dsn
 from hub.tools import FederationPolicy, Partners
 
 __all__ = ["serve"]
@@ -25,7 +26,12 @@ def serve(settings: Settings) -> None:
         level=settings.server.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    store = build_store(settings.store.kind, settings.store.path)
+    store = build_store(
+        settings.store.kind,
+        settings.store.path,
+        dsn=settings.store.dsn,
+        pool_size=settings.store.pool_size,
+    )
     skills = load_skills(settings.skills)
     registry = registry_for(settings)
     # Bind here, so the real port is known (also with --port 0) before the server starts.
@@ -53,7 +59,9 @@ def serve(settings: Settings) -> None:
     except BaseException:
         sock.close()
         raise
-    store_name = settings.store.path if settings.store.kind == "sqlite" else "memory"
+    store_name = {"sqlite": settings.store.path, "postgres": redact_dsn(settings.store.dsn)}.get(
+        settings.store.kind, "memory"
+    )
     # Printed, not logged: the address must show whatever the log level (tests read it too).
     print(
         f"a2a-hub listening on http://{settings.server.host}:{port} (store: {store_name})",

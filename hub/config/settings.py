@@ -48,8 +48,13 @@ class ServerSettings(StrictModel):
 
 
 class StoreSettings(StrictModel):
-    kind: Literal["sqlite", "memory"] = "sqlite"
+    kind: Literal["sqlite", "postgres", "memory"] = "sqlite"
     path: str = "var/hub.db"
+    """The SQLite file (kind sqlite)."""
+    dsn: str = ""
+    """The PostgreSQL connection URI (kind postgres), e.g. "${HUB_DATABASE_URL}"."""
+    pool_size: int = Field(default=10, ge=1, le=1000)
+    """Most connections to PostgreSQL the hub keeps open."""
 
 
 class LimitSettings(StrictModel):

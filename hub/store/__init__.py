@@ -1,4 +1,5 @@
-"""Task storage: the `TaskStore` protocol and its SQLite and in-memory implementations."""
+"""Task storage: the `TaskStore` protocol and its SQLite, PostgreSQL and in-memory
+implementations."""
 
 from hub.store.base import (
     ChildRecord,
@@ -10,11 +11,13 @@ from hub.store.base import (
 )
 from hub.store.factory import build_store
 from hub.store.memory import MemoryTaskStore
+from hub.store.postgres import PostgresTaskStore
 from hub.store.sqlite import SqliteTaskStore
 
 __all__ = [
     "ChildRecord",
     "MemoryTaskStore",
+    "PostgresTaskStore",
     "PushConfigRecord",
     "SqliteTaskStore",
     "TaskPage",

@@ -31,16 +31,16 @@ from datetime import datetime
 from pathlib import Path
 
 from hub.errors import StoreError
-from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
+from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
 from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK, task_record, task_row
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
     encode_cursor,
     epoch_micros,
-    status_key,
 )
-from hub.store.sqlite_schema import LIVE_CHILD, UNSETTLED_TASK, configure, migrate
+from hub.store.sqlite_schema import configure, migrate
 
 __all__ = ["SqliteTaskStore"]
 
@@ -86,8 +86,6 @@ _PUT_PUSH = (
     "owner = excluded.owner, protocol = excluded.protocol, body = excluded.body"
 )
 _PUSH_COLUMNS = "SELECT body, owner, protocol FROM push_configs"
-
-_Row = tuple[str, str, str, int, str, str, bytes]
 
 
 class SqliteTaskStore:
@@ -171,7 +169,7 @@ class SqliteTaskStore:
         """Insert or replace the record for `record.task.id`, durably."""
         db = self._conn()
         try:
-            db.execute(_PUT, _row(record))
+            db.execute(_PUT, task_row(record))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write task {record.task.id} to {self.path} ({exc})") from None
 
@@ -180,7 +178,7 @@ class SqliteTaskStore:
         db = self._conn()
         if not records:
             return
-        rows = [_row(record) for record in records]
+        rows = [task_row(record) for record in records]
         with self._transaction(f"cannot write {len(rows)} task(s) to {self.path}"):
             db.executemany(_PUT, rows)
 
@@ -191,7 +189,7 @@ class SqliteTaskStore:
             row = db.execute(_GET, (task_id,)).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read task {task_id} from {self.path} ({exc})") from None
-        return None if row is None else _record(*row)
+        return None if row is None else task_record(*row)
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """A page of records matching `query`, newest status first.
@@ -235,7 +233,7 @@ class SqliteTaskStore:
         # The cursor is built from the stored key, never recomputed from the parsed task.
         last = page[-1] if page else None
         return TaskPage(
-            records=[_record(row[0], row[1], row[2]) for row in page],
+            records=[task_record(row[0], row[1], row[2]) for row in page],
             next_cursor=encode_cursor((last[3], last[4])) if last and len(rows) > page_size else "",
             total_size=total,
         )
@@ -257,7 +255,7 @@ class SqliteTaskStore:
             ).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read tasks from {self.path} ({exc})") from None
-        return [_record(*row) for row in rows]
+        return [task_record(*row) for row in rows]
 
     async def delete_terminal_before(self, cutoff: datetime) -> int:
         """Delete records of terminal tasks whose status time is before `cutoff`."""
@@ -422,21 +420,3 @@ class SqliteTaskStore:
             )
             for body, owner, protocol in rows
         ]
-
-
-def _row(record: TaskRecord) -> _Row:
-    task = record.task
-    micros, task_id = status_key(task)
-    return (
-        task_id,
-        task.context_id or "",
-        task.status.state.value,
-        micros,
-        record.owner,
-        record.skill,
-        task.to_json(),
-    )
-
-
-def _record(body: bytes, skill: str, owner: str) -> TaskRecord:
-    return TaskRecord(task=Task.model_validate_json(body), skill=skill, owner=owner)

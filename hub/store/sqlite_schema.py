@@ -10,20 +10,9 @@ import sqlite3
 from pathlib import Path
 
 from hub.errors import StoreError
+from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
 
-__all__ = ["LIVE_CHILD", "SCHEMA_VERSION", "UNSETTLED_TASK", "configure", "migrate"]
-
-# The conditions of the two partial indexes below. SQLite uses a partial index only for a
-# query whose WHERE clause carries the index's condition word for word, so the store's
-# queries embed these same strings.
-UNSETTLED_TASK = (
-    "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', "
-    "'TASK_STATE_INPUT_REQUIRED', 'TASK_STATE_AUTH_REQUIRED')"
-)
-LIVE_CHILD = (
-    "state NOT IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', "
-    "'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')"
-)
+__all__ = ["SCHEMA_VERSION", "configure", "migrate"]
 
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (

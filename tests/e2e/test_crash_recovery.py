@@ -1,14 +1,18 @@
-"""A real hub process killed with SIGKILL mid-task, then restarted on the same SQLite file."""
+"""A real hub process killed with SIGKILL mid-task, then restarted on the same store: the same
+SQLite file, or the same PostgreSQL database of a real server."""
 
 from __future__ import annotations
 
 import signal
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from tests.postgres import PostgresCluster, fresh_database_for_processes
 
 from .hubproc import hub_process
 
@@ -35,20 +39,28 @@ def send(url: str, text: str, *, skill: str | None = None, **config: Any) -> dic
     return rpc(url, "SendMessage", params)["task"]
 
 
-@pytest.fixture
-def config(tmp_path: Path) -> Path:
+@pytest.fixture(params=["sqlite", "postgres"])
+def config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "hub.yaml"
-    path.write_text(
-        f"""
-server: {{log_level: warning}}
-store: {{kind: sqlite, path: {tmp_path / "hub.db"}}}
+    skills = """
 skills:
   - builtin: echo
   - module: tests.e2e.crash_skills:forever
   - module: tests.e2e.crash_skills:interview
 """
-    )
-    return path
+    if request.param == "sqlite":
+        path.write_text(
+            f"server: {{log_level: warning}}\n"
+            f"store: {{kind: sqlite, path: {tmp_path / 'hub.db'}}}\n{skills}"
+        )
+        yield path
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    with fresh_database_for_processes(cluster) as dsn:
+        path.write_text(
+            f"server: {{log_level: warning}}\nstore: {{kind: postgres, dsn: '{dsn}'}}\n{skills}"
+        )
+        yield path
 
 
 def test_acknowledged_tasks_survive_kill_9_and_restart_rules_apply(config: Path) -> None:

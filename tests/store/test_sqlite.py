@@ -13,7 +13,8 @@ import pytest
 from hub.errors import StoreError
 from hub.protocol import TaskState
 from hub.store import ChildRecord, SqliteTaskStore, TaskPage, TaskQuery
-from hub.store.sqlite_schema import LIVE_CHILD, SCHEMA_VERSION, UNSETTLED_TASK
+from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
+from hub.store.sqlite_schema import SCHEMA_VERSION
 
 from .records import at, make_record
 

@@ -1,0 +1,132 @@
+"""The PostgreSQL task store's schema: numbered migration steps, run under an advisory lock.
+
+Step n brings the schema from version n to n + 1; the `schema_version` table records how many
+steps a database has had. Several hubs may start on one database at once: each step runs in a
+transaction holding a transaction-scoped advisory lock, so exactly one of them applies it and
+the others find it applied. Never edit a released step: add one.
+
+The tables mirror the SQLite store's (`hub.store.sqlite_schema`), so both stores answer every
+query the same way: ids compare byte by byte (`COLLATE "C"`, as SQLite does), bodies are the
+wire JSON as bytes, and rows that list in the order they were first written carry a sequence.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hub.errors import StoreError
+from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["SCHEMA_VERSION", "migrate", "schema_version"]
+
+# Any constant shared by every hub on the database: the lock that orders migrations.
+_MIGRATION_LOCK = 0x61326168
+
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE tasks (
+            task_id    TEXT COLLATE "C" PRIMARY KEY,
+            context_id TEXT COLLATE "C" NOT NULL,
+            state      TEXT NOT NULL,
+            status_us  BIGINT NOT NULL,
+            owner      TEXT NOT NULL,
+            skill      TEXT NOT NULL,
+            body       BYTEA NOT NULL
+        )""",
+        "CREATE INDEX tasks_by_status_time ON tasks (status_us DESC, task_id DESC) "
+        "INCLUDE (owner, state)",
+        "CREATE INDEX tasks_by_context_time ON tasks (context_id, status_us DESC, task_id DESC)",
+        f"CREATE INDEX tasks_unsettled ON tasks (status_us DESC, task_id DESC) "
+        f"WHERE {UNSETTLED_TASK}",
+        # totalSize in one look-up, kept by a trigger in the writing transaction.
+        """CREATE TABLE task_counts (
+            owner TEXT NOT NULL,
+            state TEXT NOT NULL,
+            n     BIGINT NOT NULL,
+            PRIMARY KEY (owner, state)
+        )""",
+        """CREATE FUNCTION task_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN
+                UPDATE task_counts SET n = n - 1 WHERE owner = OLD.owner AND state = OLD.state;
+            END IF;
+            IF TG_OP IN ('UPDATE', 'INSERT') THEN
+                INSERT INTO task_counts (owner, state, n) VALUES (NEW.owner, NEW.state, 1)
+                ON CONFLICT (owner, state) DO UPDATE SET n = task_counts.n + 1;
+            END IF;
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER task_counts_insert_delete AFTER INSERT OR DELETE ON tasks "
+        "FOR EACH ROW EXECUTE FUNCTION task_counts_follow()",
+        "CREATE TRIGGER task_counts_update AFTER UPDATE OF owner, state ON tasks FOR EACH ROW "
+        "WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.state IS DISTINCT FROM NEW.state) "
+        "EXECUTE FUNCTION task_counts_follow()",
+        """CREATE TABLE push_configs (
+            seq       BIGSERIAL,
+            task_id   TEXT COLLATE "C" NOT NULL,
+            config_id TEXT COLLATE "C" NOT NULL,
+            owner     TEXT NOT NULL,
+            protocol  TEXT NOT NULL,
+            body      BYTEA NOT NULL,
+            PRIMARY KEY (task_id, config_id)
+        )""",
+        """CREATE TABLE children (
+            seq        BIGSERIAL,
+            parent_id  TEXT COLLATE "C" NOT NULL,
+            agent      TEXT NOT NULL,
+            child_id   TEXT NOT NULL,
+            state      TEXT NOT NULL,
+            note       TEXT NOT NULL,
+            PRIMARY KEY (parent_id, agent, child_id)
+        )""",
+        f"CREATE INDEX children_live ON children (seq) WHERE {LIVE_CHILD}",
+        """CREATE TABLE partner_tasks (
+            agent      TEXT NOT NULL,
+            task_id    TEXT NOT NULL,
+            owner      TEXT NOT NULL,
+            created_us BIGINT NOT NULL,
+            PRIMARY KEY (agent, task_id)
+        )""",
+        "CREATE INDEX partner_tasks_by_time ON partner_tasks (created_us)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+async def schema_version(db: asyncpg.Connection) -> int:
+    """How many steps the database has had (0 for an empty one)."""
+    exists = await db.fetchval("SELECT to_regclass('schema_version') IS NOT NULL")
+    if not exists:
+        return 0
+    version = await db.fetchval("SELECT version FROM schema_version")
+    return int(version or 0)
+
+
+async def migrate(db: asyncpg.Connection, where: str) -> None:
+    """Run the steps the database has not had yet, each in its own locked transaction.
+
+    Raises:
+        StoreError: the database was migrated by a newer a2a-hub.
+    """
+    while True:
+        async with db.transaction():
+            await db.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            await db.execute(
+                "INSERT INTO schema_version (version) "
+                "SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM schema_version)"
+            )
+            version = await schema_version(db)
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the task store {where} was migrated by a newer a2a-hub (schema "
+                    f"{version}, this one knows up to {SCHEMA_VERSION}); upgrade a2a-hub"
+                )
+            if version == SCHEMA_VERSION:
+                return
+            for statement in _MIGRATIONS[version]:
+                await db.execute(statement)
+            await db.execute("UPDATE schema_version SET version = $1", version + 1)
