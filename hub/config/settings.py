@@ -70,9 +70,12 @@ class LimitSettings(StrictModel):
     max_streams_per_caller: int = Field(default=32, ge=1)
     """Open SSE streams (SendStreamingMessage, SubscribeToTask) per caller at once."""
     requests_per_second: float = Field(default=100.0, ge=0)
-    """Sustained requests per second per caller (a token bucket); 0 for no limit."""
+    """Sustained requests per second per credential (a token bucket); 0 for no limit."""
     burst: int = Field(default=200, ge=1)
     """Requests a caller may send at once above the sustained rate."""
+    per_address: bool = False
+    """With auth off, hold each client address to `requests_per_second` too (off by default:
+    one address may be a proxy, a load balancer or another hub speaking for many)."""
 
     @field_validator("task_ttl", mode="before")
     @classmethod
