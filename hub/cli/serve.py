@@ -10,6 +10,7 @@ from hub.config import Settings
 from hub.errors import ConfigError
 from hub.runtime import registry_for
 from hub.server import create_app
+from hub.server.connections import ServerConfig
 from hub.skills import load_skills
 from hub.store import build_store
 from hub.tools import FederationPolicy, Partners
@@ -60,10 +61,10 @@ def serve(settings: Settings) -> None:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
+    config = ServerConfig(
         app,
+        settings=settings.server,
         log_level=settings.server.log_level,
-        access_log=False,
         timeout_graceful_shutdown=5,
     )
     uvicorn.Server(config).run(sockets=[sock])
