@@ -10,7 +10,7 @@ from hub.config import Settings
 from hub.errors import ConfigError
 from hub.runtime import registry_for
 from hub.server import create_app
-from hub.server.connections import ServerConfig
+from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.skills import load_skills
 from hub.store import build_store
 from hub.tools import FederationPolicy, Partners
@@ -61,6 +61,7 @@ def serve(settings: Settings) -> None:
         file=sys.stderr,
         flush=True,
     )
+    fit_open_files_limit(settings.server.max_connections)
     config = ServerConfig(
         app,
         settings=settings.server,

@@ -29,9 +29,13 @@ from uvicorn.server import ServerState
 
 from hub.config import ServerSettings
 
-__all__ = ["ConnectionGuard", "ServerConfig"]
+__all__ = ["ConnectionGuard", "ServerConfig", "fit_open_files_limit"]
 
 log = logging.getLogger("hub.server")
+
+_SPARE_FILES = 256
+"""Open files the hub needs besides its connections: the store, partner connections, skill
+processes' pipes."""
 
 
 class _Tally:
@@ -214,3 +218,36 @@ class ServerConfig(uvicorn.Config):
             timeout_graceful_shutdown=timeout_graceful_shutdown,
         )
         self.guard = ConnectionGuard(settings)
+
+
+def fit_open_files_limit(max_connections: int) -> int:
+    """Make room in the process's open-files limit for `max_connections`: the cap is only a
+    clear refusal while there are files left to accept the connection that gets it (past
+    the limit, new connections wait in the kernel's queue, unanswered).
+
+    The soft limit is raised, within the hard one, to twice the cap (connections being
+    refused hold a file until they are answered) plus room for the hub's other files; a
+    warning says when even the cap does not fit.
+
+    Returns:
+        The soft limit now in force (0 where the platform has none to read).
+    """
+    try:
+        import resource
+    except ImportError:  # not on a Unix
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 2 * max_connections + _SPARE_FILES
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        if raised > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if soft != resource.RLIM_INFINITY and soft < max_connections + _SPARE_FILES:
+        log.warning(
+            "the open-files limit (%d) leaves too little room for %d connections "
+            "(server.max_connections): raise it (ulimit -n) or lower the setting",
+            soft,
+            max_connections,
+        )
+    return int(soft)

@@ -6,6 +6,9 @@ served."""
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -204,3 +207,37 @@ async def test_a_websocket_upgrade_is_answered_as_plain_http() -> None:
             again = await one_response(stream)
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert again.startswith(b"HTTP/1.1 200 ")
+
+
+def fitted_limits(soft: int, hard: int, max_connections: int) -> tuple[list[int], str]:
+    """(soft, hard) open-files limits after `fit_open_files_limit(max_connections)` in a
+    fresh process started with `soft` and `hard` (so this one's limits stay as they are),
+    and what it logged."""
+    program = (
+        "import logging, resource, sys\n"
+        "logging.basicConfig(stream=sys.stderr, format='%(levelname)s %(message)s')\n"
+        "from hub.server.connections import fit_open_files_limit\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard}))\n"
+        f"fit_open_files_limit({max_connections})\n"
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    return [int(value) for value in done.stdout.split()], done.stderr
+
+
+def test_the_open_files_limit_is_raised_to_make_room_for_the_connection_cap() -> None:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1000:
+        pytest.skip(f"the hard open-files limit here ({hard}) is too low to show it")
+    limits, logged = fitted_limits(64, 1000, 100)
+    assert limits == [2 * 100 + 256, 1000]
+    assert logged == ""
+
+
+def test_a_cap_the_open_files_limit_cannot_hold_is_warned_about() -> None:
+    limits, logged = fitted_limits(64, 300, 100)
+    assert limits == [300, 300]
+    assert logged.startswith("WARNING the open-files limit (300) leaves too little room")
+    assert "(server.max_connections)" in logged
