@@ -62,8 +62,8 @@ class ConnectionGuard:
     """The connection settings of one server, and the count of the connections it admitted.
 
     Args:
-        settings: the `server` settings (`header_timeout`, `idle_timeout`,
-            `max_connections`).
+        settings: the `server` settings (`header_timeout`, `max_connections`; uvicorn
+            itself applies `idle_timeout`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:
