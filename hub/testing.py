@@ -11,12 +11,18 @@ from typing import Any
 import anyio
 import uvicorn
 
+from hub.config import ServerSettings
+from hub.server.connections import ServerConfig
+
 __all__ = ["serve_on_loopback"]
 
 
 @asynccontextmanager
 async def serve_on_loopback(
-    app: Any | Callable[[str], Any], *, startup_timeout: float = 10.0
+    app: Any | Callable[[str], Any],
+    *,
+    startup_timeout: float = 10.0,
+    settings: ServerSettings | None = None,
 ) -> AsyncIterator[str]:
     """Run an ASGI app under uvicorn on 127.0.0.1 in the current event loop; yields its URL.
 
@@ -24,6 +30,9 @@ async def serve_on_loopback(
         app: the app, or a function that builds it from the URL it will be served at (so a
             card can advertise the real address).
         startup_timeout: seconds to wait for the server to start.
+        settings: the `server` settings whose connection limits apply (`header_timeout`,
+            `idle_timeout`, `max_connections`); the defaults when None. Their host and
+            port are not used.
 
     The socket is bound before the app is built (port 0), so there is no free-port race. The
     server is stopped when the block exits.
@@ -35,7 +44,9 @@ async def serve_on_loopback(
     url = f"http://127.0.0.1:{port}"
     if callable(app) and not _is_asgi_app(app):
         app = app(url)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = ServerConfig(
+        app, settings=settings or ServerSettings(), log_level="warning", lifespan="on"
+    )
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve, [sock])

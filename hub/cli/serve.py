@@ -10,6 +10,7 @@ from hub.config import Settings
 from hub.errors import ConfigError
 from hub.runtime import registry_for
 from hub.server import create_app
+from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.skills import load_skills
 from hub.store import build_store
 from hub.store.postgres import redact_dsn
@@ -68,10 +69,11 @@ def serve(settings: Settings) -> None:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
+    fit_open_files_limit(settings.server.max_connections)
+    config = ServerConfig(
         app,
+        settings=settings.server,
         log_level=settings.server.log_level,
-        access_log=False,
         timeout_graceful_shutdown=5,
     )
     uvicorn.Server(config).run(sockets=[sock])

@@ -37,10 +37,17 @@ class ServerSettings(StrictModel):
     max_hops: int = Field(default=8, ge=1)
     """Most hubs a request may have gone through before this one (longer trails are
     refused, as are loops)."""
+    header_timeout: float = Field(default=10.0, le=300.0)
+    """Seconds a connection has to deliver a request's headers (from when it opens, or from
+    the first byte of a further request on a kept-alive connection); then it is closed."""
+    idle_timeout: float = Field(default=5.0, le=3600.0)
+    """Seconds a kept-alive connection may sit idle between requests before it is closed."""
+    max_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    """Connections served at once; one more is answered 503 and closed."""
 
-    @field_validator("keepalive", mode="before")
+    @field_validator("keepalive", "header_timeout", "idle_timeout", mode="before")
     @classmethod
-    def _keepalive(cls, value: object) -> float:
+    def _duration(cls, value: object) -> float:
         return parse_duration(value)
 
     def base_url(self) -> str:
@@ -75,9 +82,12 @@ class LimitSettings(StrictModel):
     max_streams_per_caller: int = Field(default=32, ge=1)
     """Open SSE streams (SendStreamingMessage, SubscribeToTask) per caller at once."""
     requests_per_second: float = Field(default=100.0, ge=0)
-    """Sustained requests per second per caller (a token bucket); 0 for no limit."""
+    """Sustained requests per second per credential (a token bucket); 0 for no limit."""
     burst: int = Field(default=200, ge=1)
     """Requests a caller may send at once above the sustained rate."""
+    per_address: bool = False
+    """With auth off, hold each client address to `requests_per_second` too (off by default:
+    one address may be a proxy, a load balancer or another hub speaking for many)."""
 
     @field_validator("task_ttl", mode="before")
     @classmethod

@@ -51,7 +51,7 @@ class Gate:
 
     Args:
         auth: the `auth` settings.
-        limits: the `limits` settings (`requests_per_second`, `burst`,
+        limits: the `limits` settings (`requests_per_second`, `burst`, `per_address`,
             `max_streams_per_caller`).
         skills: the ids of the local skills served (credentials' scopes are checked
             against them).
@@ -71,6 +71,7 @@ class Gate:
     ) -> None:
         self.authenticator = Authenticator(auth, skills=skills)
         self._rate = RateLimiter(rate=limits.requests_per_second, burst=limits.burst, clock=clock)
+        self._per_address = limits.per_address
         self._max_streams = limits.max_streams_per_caller
         self._streams: dict[str, int] = {}
 
@@ -83,8 +84,9 @@ class Gate:
 
         Raises:
             UnauthenticatedError: auth is on and the credential is missing or wrong.
-            RateLimitedError: the caller is over its request rate. Failed attempts count
-                against the client address, so guessing credentials is slowed down too.
+            RateLimitedError: the caller is over its request rate: its credential's, or with
+                auth off and `limits.per_address` on, its address's. Failed attempts always
+                count against the client address, so guessing credentials is slowed down.
         """
         try:
             caller = self.authenticator.identify(headers, address=address)
@@ -93,7 +95,10 @@ class Gate:
             # The message never holds a secret (nor any part of what was presented).
             log.info("refused a request from %s: %s", address or "?", refused.message)
             raise
-        self._spend(caller)
+        # An anonymous caller is only an address, which may stand for many clients (a proxy,
+        # a load balancer, another hub): it is held to the rate only when asked to be.
+        if caller.name or self._per_address:
+            self._spend(caller)
         return caller
 
     def open_stream(self, caller: Caller) -> StreamSlot:

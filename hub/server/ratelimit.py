@@ -1,5 +1,6 @@
-"""Request rates: one token bucket per caller (a credential, or a client address when auth is
-off), refilled at `limits.requests_per_second` up to `limits.burst`."""
+"""Request rates: one token bucket per caller (a credential; a client address for failed
+authentications, and with auth off when `limits.per_address` is on), refilled at
+`limits.requests_per_second` up to `limits.burst`."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ async def test_a_scoped_credential_sees_other_partners_as_unknown(secure_hub_url
 
 
 async def test_the_request_rate_holds_on_the_gateway(partners: dict[str, Partner]) -> None:
-    limits = {"requests_per_second": 0.01, "burst": 1}
+    limits = {"requests_per_second": 0.01, "burst": 1, "per_address": True}
     async with (
         serve_hub(entries(partners), limits=limits) as hub,
         httpx.AsyncClient(timeout=10) as http,

@@ -17,9 +17,10 @@ import pytest
 from asgi_lifespan import LifespanManager
 from litestar import Litestar
 
-from hub.config import LimitSettings, ServerSettings, Settings
+from hub.config import AuthSettings, LimitSettings, ServerSettings, Settings
 from hub.server import create_app
-from hub.server.gate import StreamSlot
+from hub.server.auth import Caller
+from hub.server.gate import Gate, StreamSlot
 from hub.server.ratelimit import RateLimiter
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
@@ -168,18 +169,47 @@ async def test_requests_over_the_rate_get_429_with_retry_after_on_both_bindings(
     assert other.status_code == 200  # each credential has its own bucket
 
 
-async def test_without_auth_callers_are_limited_by_their_address() -> None:
-    settings = Settings(limits=LimitSettings(requests_per_second=SLOW, burst=1))
-    app = create_app(settings, store=MemoryTaskStore(), skills=auth_skills())
+def address_client(app: Litestar, address: str) -> httpx.AsyncClient:
+    """A client of `app` that calls from `address`."""
+    transport = httpx.ASGITransport(app=app, client=(address, 4000))
+    return httpx.AsyncClient(transport=transport, base_url="http://hub")
 
-    def client(address: str) -> httpx.AsyncClient:
-        transport = httpx.ASGITransport(app=app, client=(address, 4000))
-        return httpx.AsyncClient(transport=transport, base_url="http://hub")
 
-    async with LifespanManager(app), client("10.0.0.1") as one, client("10.0.0.2") as two:
+async def test_with_per_address_on_callers_without_auth_are_limited_by_their_address() -> None:
+    limits = LimitSettings(requests_per_second=SLOW, burst=1, per_address=True)
+    app = create_app(Settings(limits=limits), store=MemoryTaskStore(), skills=auth_skills())
+    async with (
+        LifespanManager(app),
+        address_client(app, "10.0.0.1") as one,
+        address_client(app, "10.0.0.2") as two,
+    ):
         assert (await one.get("/tasks", headers=V1)).status_code == 200
-        assert (await one.get("/tasks", headers=V1)).status_code == 429
+        refused = await one.get("/tasks", headers=V1)
         assert (await two.get("/tasks", headers=V1)).status_code == 200
+    assert reason_of(refused) == (429, "RATE_LIMITED")
+    assert int(refused.headers["retry-after"]) >= 1
+    assert "address 10.0.0.1" in refused.json()["error"]["message"]
+
+
+def test_by_default_an_anonymous_address_is_not_held_to_the_rate() -> None:
+    clock = 0.0  # frozen: no token comes back, whatever the speed of the machine
+    gate = Gate(auth=AuthSettings(), limits=LimitSettings(), skills=[], clock=lambda: clock)
+    callers = {gate.admit({}, address="10.0.0.1") for _ in range(10_000)}
+    assert callers == {Caller(address="10.0.0.1")}
+
+
+async def test_by_default_a_lone_client_without_auth_is_not_throttled() -> None:
+    """One address may be a proxy, a load balancer or another hub: with the default settings
+    it may send far more than the default rate and burst (100/s, 200) in a second."""
+    defaults = Settings().limits
+    requests = 3 * (defaults.burst + int(defaults.requests_per_second))
+    app = create_app(Settings(), store=MemoryTaskStore(), skills=auth_skills())
+    async with LifespanManager(app), address_client(app, "10.0.0.1") as lone:
+        statuses = {(await lone.get("/tasks", headers=V1)).status_code for _ in range(requests)}
+        sent = await lone.post("/", json=rpc("ListTasks", {}), headers=V1)
+    assert statuses == {200}
+    assert sent.status_code == 200
+    assert "result" in sent.json()
 
 
 async def test_failed_credentials_spend_the_address_budget() -> None:
