@@ -463,7 +463,7 @@ def assert_rest_answer(sent: Sent, reply: Reply) -> bool:
             assert set(item) <= STREAM_KEYS, item
         event("REST: 200 stream")
         return False
-    assert reply.media_type in JSON_TYPES, reply.headers
+    assert reply.media_type == "application/json", reply.headers
     document = strict_json(reply.body)
     assert isinstance(document, dict)
     if "jsonrpc" in document:  # a path Litestar normalises to "/" reached JSON-RPC
