@@ -152,10 +152,14 @@ def _is_valid_id(value: object) -> bool:
 
 
 def violations_of(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
-    """(field path, problem) pairs for a validation error, paths in wire (camelCase) form."""
+    """(field path, problem) pairs for a validation error, paths in wire (camelCase) form
+    with list positions in brackets (`message.parts[0].text`), as `google.rpc.BadRequest`
+    writes field paths."""
     found = []
     for problem in exc.errors(include_url=False):
-        path = ".".join(str(step) for step in problem["loc"])
+        path = "".join(
+            f"[{step}]" if isinstance(step, int) else f".{step}" for step in problem["loc"]
+        ).removeprefix(".")
         found.append(
             (f"{prefix}{path}" if path else prefix.rstrip(".") or "(body)", problem["msg"])
         )
