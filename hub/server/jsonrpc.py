@@ -123,6 +123,7 @@ async def handle_jsonrpc(
     service = service if service is not None else state.service
     request_id: JsonRpcId = None
     v03 = False
+    opens_stream = False
     slot: StreamSlot | None = None
     headers = _headers(scope)
     verb = scope.get("method", "")
@@ -149,6 +150,7 @@ async def handle_jsonrpc(
             else:
                 raise _unknown_method(outcome.method)
         v03 = method in V03_METHODS
+        opens_stream = method in STREAM_METHODS
         check_version(
             "0.3" if v03 else "1.0",
             requested,
@@ -159,7 +161,7 @@ async def handle_jsonrpc(
             here=state.settings.server.base_url(),
             max_hops=state.settings.server.max_hops,
         )
-        if method in STREAM_METHODS:
+        if opens_stream:
             slot = state.gate.open_stream(caller)
         with use_scope(caller.scope(call_scope)):
             if v03:
@@ -175,7 +177,7 @@ async def handle_jsonrpc(
         await _send_json(
             send,
             error_response(request_id, jsonrpc_error(error, v03=v03)),
-            status=jsonrpc_http_status(error),
+            status=jsonrpc_http_status(error, opens_stream=opens_stream),
             extra=error_headers(error),
         )
         return

@@ -67,6 +67,7 @@ V03_METHODS = (
     "tasks/pushNotificationConfig/delete",
     "agent/getAuthenticatedExtendedCard",
 )
+STREAM_METHODS = ("SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe")
 RPC_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32009, -32000)})
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 JSON_TYPES = ("application/json", "application/a2a+json")
@@ -399,8 +400,8 @@ def assert_rpc_response(document: Any, sent: Sent, expected_ids: list[Any]) -> N
 
 
 def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
-    """The reply is a well-formed JSON-RPC answer; returns True when it is an error."""
-    assert reply.status == 200, (reply.status, reply.body)
+    """The reply is a well-formed JSON-RPC answer; returns True when it is an error. Its
+    HTTP status is 200, but for a stream that cannot start: that one fails as HTTP (4xx)."""
     request, ambiguous = readable_request(sent)
     request_object = request if isinstance(request, dict) else {}
     expected_ids = [request_object["id"]] if is_rpc_id(request_object.get("id")) else [None]
@@ -408,6 +409,7 @@ def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
         expected_ids.append(None)
         request_object = {}
     if reply.media_type == "text/event-stream":
+        assert reply.status == 200, (reply.status, reply.body)
         frames = reply.events()
         assert frames, "a stream without events"
         for frame in frames:
@@ -418,11 +420,15 @@ def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
     assert reply.media_type == "application/json", reply.headers
     document = strict_json(reply.body)
     assert_rpc_response(document, sent, expected_ids)
+    method = request_object.get("method")
     if "error" not in document:
+        assert reply.status == 200, (reply.status, reply.body)
         event("JSON-RPC: result")
         return False
+    if reply.status != 200:
+        assert method in STREAM_METHODS, (reply.status, method, document)
+        assert 400 <= reply.status < 500, (reply.status, reply.body)
     event(f"JSON-RPC: error {document['error']['code']}")
-    method = request_object.get("method")
     if request_object.get("jsonrpc") == "2.0" and method in (*V1_METHODS, *V03_METHODS):
         assert document["error"]["code"] != -32601, (method, document)
     return True
