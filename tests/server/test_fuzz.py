@@ -405,9 +405,20 @@ def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
     request, ambiguous = readable_request(sent)
     request_object = request if isinstance(request, dict) else {}
     expected_ids = [request_object["id"]] if is_rpc_id(request_object.get("id")) else [None]
+    notification = (
+        request_object.get("jsonrpc") == "2.0"
+        and isinstance(request_object.get("method"), str)
+        and "id" not in request_object
+    )
     if ambiguous:
         expected_ids.append(None)
         request_object = {}
+    if reply.status == 204 or (notification and not ambiguous):
+        # A request object without `id` gets no answer at all, whatever became of it.
+        assert notification, (request, reply.status, reply.body)
+        assert (reply.status, reply.body, reply.media_type) == (204, b"", ""), reply.headers
+        event("JSON-RPC: notification")
+        return False
     if reply.media_type == "text/event-stream":
         assert reply.status == 200, (reply.status, reply.body)
         frames = reply.events()
