@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -150,7 +152,7 @@ class DataPart(WireModel):
 PART_KINDS = ("text", "file", "data")
 """The `kind` of every 0.3 part, as the schema defines them."""
 
-REQUEST: dict[str, Any] = {"request": True}
+REQUEST: Mapping[str, bool] = MappingProxyType({"request": True})
 """The validation context of a request the hub serves (see the module docstring)."""
 
 _PART_MARKERS = tuple((kind, kind) for kind in PART_KINDS)
