@@ -76,6 +76,9 @@ async def test_a_streaming_send_that_cannot_start_is_a_failed_request_on_both_ve
     to_terminal = await client.post(
         "/", json=rpc("SendStreamingMessage", {"message": v1_message(taskId=task_id)}), headers=V1
     )
+    v03_to_terminal = await client.post(
+        "/", json=rpc("message/stream", {"message": v03_message(taskId=task_id)}), headers=V03
+    )
     unknown = await client.post(
         "/", json=rpc("message/stream", {"message": v03_message(taskId="nope")}), headers=V03
     )
@@ -83,6 +86,7 @@ async def test_a_streaming_send_that_cannot_start_is_a_failed_request_on_both_ve
         "/", json=rpc("message/stream", {"message": v03_message(parts=[])}), headers=V03
     )
     assert failure(to_terminal) == (400, "application/json", 4, -32004)
+    assert failure(v03_to_terminal) == (400, "application/json", 4, -32004)
     assert failure(unknown) == (404, "application/json", 4, -32001)
     assert failure(no_parts) == (400, "application/json", 4, -32602)
 
