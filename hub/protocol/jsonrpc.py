@@ -3,11 +3,15 @@
 Well-formed 1.0 requests are parsed in one pass from bytes (`parse_v1_call`): the envelope
 and its params are a single tagged union keyed on `method`. Anything that fails that pass is
 classified by `classify_failure`, which decides the JSON-RPC error it deserves.
+
+A request object without an `id` member is a notification, to which JSON-RPC 2.0 forbids any
+response; `"id": null` is a request like any other (answered with `"id": null`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, StrictInt, StrictStr, TypeAdapter, ValidationError, create_model
@@ -35,6 +39,7 @@ from hub.protocol.requests import (
 
 __all__ = [
     "V1_METHODS",
+    "Classified",
     "JsonRpcId",
     "RawCall",
     "V1Call",
@@ -80,13 +85,25 @@ _CALL_UNION: Any = Annotated[Union[_CALLS], Field(discriminator="method")]  # no
 _V1_ADAPTER: TypeAdapter[Any] = TypeAdapter(_CALL_UNION)
 
 
-class V1Call(WireModel):
-    """A parsed 1.0 call: `method`, `id` and the params model of that method."""
-
+class _Call(WireModel):
     jsonrpc: Literal["2.0"]
     id: JsonRpcId = None
+
+    @property
+    def is_notification(self) -> bool:
+        """True when the request has no `id` member (an explicit null is a request)."""
+        return "id" not in self.model_fields_set
+
+
+class V1Call(_Call):
+    """A parsed 1.0 call: `method`, `id` and the params model of that method."""
+
     method: str
     params: Any
+
+
+def _fields(has_id: bool) -> set[str]:
+    return {"jsonrpc", "method", "params", *(("id",) if has_id else ())}
 
 
 def parse_v1_call(body: bytes) -> V1Call | None:
@@ -95,19 +112,34 @@ def parse_v1_call(body: bytes) -> V1Call | None:
         call = _V1_ADAPTER.validate_json(body)
     except ValidationError:
         return None
-    return V1Call.model_construct(jsonrpc="2.0", id=call.id, method=call.method, params=call.params)
+    return V1Call.model_construct(
+        _fields(has_id="id" in call.model_fields_set),
+        jsonrpc="2.0",
+        id=call.id,
+        method=call.method,
+        params=call.params,
+    )
 
 
-class RawCall(WireModel):
+class RawCall(_Call):
     """A request whose envelope is valid but whose params are not yet parsed."""
 
-    jsonrpc: Literal["2.0"]
-    id: JsonRpcId = None
     method: StrictStr
     params: Any = None
 
 
-def classify_failure(body: bytes) -> tuple[JsonRpcId, V1Call | RawCall | ProtocolError]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Classified:
+    """What `classify_failure` made of a body."""
+
+    request_id: JsonRpcId
+    """The id to answer with (null when the body has none, or none that is valid)."""
+    notification: bool
+    """The body is a request object without an `id` member: nothing may be answered."""
+    outcome: V1Call | RawCall | ProtocolError
+
+
+def classify_failure(body: bytes) -> Classified:
     """Why a body is not a well-formed 1.0 call: a parse, envelope, method or params error,
     or a valid envelope (returned as RawCall) whose method is not a 1.0 method. A 1.0 call
     that only lacks `params` (which JSON-RPC lets a request omit) is returned as a V1Call."""
@@ -115,36 +147,60 @@ def classify_failure(body: bytes) -> tuple[JsonRpcId, V1Call | RawCall | Protoco
         # The parser of the one-pass parse, so both agree on what JSON is (UTF-8, no BOM).
         document = from_json(body)
     except ValueError as exc:
-        return None, ParseError(f"request body is not valid JSON ({exc})")
+        return _refused(ParseError(f"request body is not valid JSON ({exc})"))
     if isinstance(document, list):
-        return None, InvalidRequestError(
-            "batch requests are not supported; send one JSON-RPC request object per call"
+        # Refused as a whole, even a batch of notifications: nothing in it runs.
+        return _refused(
+            InvalidRequestError(
+                "batch requests are not supported; send one JSON-RPC request object per call"
+            )
         )
     if not isinstance(document, dict):
-        return None, InvalidRequestError("a JSON-RPC request must be a JSON object")
+        return _refused(InvalidRequestError("a JSON-RPC request must be a JSON object"))
     raw_id = document.get("id")
-    request_id: JsonRpcId = raw_id if _is_valid_id(raw_id) else None
     if not _is_valid_id(raw_id):
-        return None, InvalidRequestError("'id' must be a string, an integer or null")
+        return _refused(InvalidRequestError("'id' must be a string, an integer or null"))
+    request_id: JsonRpcId = raw_id
     if document.get("jsonrpc") != "2.0":
-        return request_id, InvalidRequestError('"jsonrpc" must be exactly "2.0"')
+        return _refused(InvalidRequestError('"jsonrpc" must be exactly "2.0"'), request_id)
     method = document.get("method")
     if not isinstance(method, str):
-        return request_id, InvalidRequestError("'method' must be a string naming an A2A method")
+        return _refused(
+            InvalidRequestError("'method' must be a string naming an A2A method"), request_id
+        )
+    # From here on the body is a request object: without an `id`, a notification.
+    has_id = "id" in document
+
+    def found(outcome: V1Call | RawCall | ProtocolError) -> Classified:
+        return Classified(request_id=request_id, notification=not has_id, outcome=outcome)
+
     if "params" in document and not isinstance(document["params"], dict):
-        return request_id, InvalidParamsError("'params' must be a JSON object")
-    raw = RawCall(jsonrpc="2.0", id=request_id, method=method, params=document.get("params"))
+        return found(InvalidParamsError("'params' must be a JSON object"))
     model = V1_METHODS.get(method)
     if model is None:
-        return request_id, raw
+        raw = RawCall.model_construct(
+            _fields(has_id),
+            jsonrpc="2.0",
+            id=request_id,
+            method=method,
+            params=document.get("params"),
+        )
+        return found(raw)
     try:
         params = model.model_validate(document.get("params") or {})
     except ValidationError as exc:
-        return request_id, invalid_params(exc, method)
+        return found(invalid_params(exc, method))
     # The one-pass parse requires `params`; a call without them is valid all the same.
-    return request_id, V1Call.model_construct(
-        jsonrpc="2.0", id=request_id, method=method, params=params
+    return found(
+        V1Call.model_construct(
+            _fields(has_id), jsonrpc="2.0", id=request_id, method=method, params=params
+        )
     )
+
+
+def _refused(error: ProtocolError, request_id: JsonRpcId = None) -> Classified:
+    """A body that is no valid request object: answered, with the id if one could be read."""
+    return Classified(request_id=request_id, notification=False, outcome=error)
 
 
 def _is_valid_id(value: object) -> bool:
@@ -152,10 +208,14 @@ def _is_valid_id(value: object) -> bool:
 
 
 def violations_of(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
-    """(field path, problem) pairs for a validation error, paths in wire (camelCase) form."""
+    """(field path, problem) pairs for a validation error, paths in wire (camelCase) form
+    with list positions in brackets (`message.parts[0].text`), as `google.rpc.BadRequest`
+    writes field paths."""
     found = []
     for problem in exc.errors(include_url=False):
-        path = ".".join(str(step) for step in problem["loc"])
+        path = "".join(
+            f"[{step}]" if isinstance(step, int) else f".{step}" for step in problem["loc"]
+        ).removeprefix(".")
         found.append(
             (f"{prefix}{path}" if path else prefix.rstrip(".") or "(body)", problem["msg"])
         )

@@ -112,10 +112,12 @@ def error_headers(error: ProtocolError) -> dict[str, str]:
     return {}
 
 
-def jsonrpc_http_status(error: ProtocolError) -> int:
+def jsonrpc_http_status(error: ProtocolError, *, opens_stream: bool = False) -> int:
     """The HTTP status of a JSON-RPC error response: 200, as the SDK sends every JSON-RPC
     error, but for the two refusals that happen before the request is read (401, and 429 for
-    the request rate), which HTTP clients and proxies must see as such."""
-    if isinstance(error, UnauthenticatedError | RateLimitedError):
+    the request rate), which HTTP clients and proxies must see as such, and for a stream that
+    cannot start (`opens_stream`): an SSE client must see a failed request, not a 200 answer
+    that is no event stream. The status is the one the REST binding gives the same error."""
+    if opens_stream or isinstance(error, UnauthenticatedError | RateLimitedError):
         return error.http_status
     return 200

@@ -90,6 +90,12 @@ async def _send_json(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+async def _send_no_content(send: Send) -> None:
+    """The answer to a JSON-RPC notification: HTTP 204, no body (JSON-RPC 2.0 §4.1)."""
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
 
@@ -122,7 +128,9 @@ async def handle_jsonrpc(
     partner's behind the gateway."""
     service = service if service is not None else state.service
     request_id: JsonRpcId = None
+    notification = False
     v03 = False
+    opens_stream = False
     slot: StreamSlot | None = None
     headers = _headers(scope)
     verb = scope.get("method", "")
@@ -138,8 +146,10 @@ async def handle_jsonrpc(
         call = parse_v1_call(body)
         if call is not None:
             request_id, method, params = call.id, call.method, call.params
+            notification = call.is_notification
         else:
-            request_id, outcome = classify_failure(body)
+            found = classify_failure(body)
+            request_id, notification, outcome = found.request_id, found.notification, found.outcome
             if isinstance(outcome, ProtocolError):
                 raise outcome
             if isinstance(outcome, V1Call):
@@ -149,6 +159,7 @@ async def handle_jsonrpc(
             else:
                 raise _unknown_method(outcome.method)
         v03 = method in V03_METHODS
+        opens_stream = method in STREAM_METHODS
         check_version(
             "0.3" if v03 else "1.0",
             requested,
@@ -159,7 +170,7 @@ async def handle_jsonrpc(
             here=state.settings.server.base_url(),
             max_hops=state.settings.server.max_hops,
         )
-        if method in STREAM_METHODS:
+        if opens_stream:
             slot = state.gate.open_stream(caller)
         with use_scope(caller.scope(call_scope)):
             if v03:
@@ -172,12 +183,24 @@ async def handle_jsonrpc(
         if slot is not None:
             slot.release()
         error = as_protocol_error(exc, where="JSON-RPC")
+        if notification:
+            await _send_no_content(send)
+            return
         await _send_json(
             send,
             error_response(request_id, jsonrpc_error(error, v03=v03)),
-            status=jsonrpc_http_status(error),
+            status=jsonrpc_http_status(error, opens_stream=opens_stream),
             extra=error_headers(error),
         )
+        return
+    if notification:
+        # Run like the same call with an id, but nothing is answered: a stream is closed at
+        # once (the task it started goes on), a result dropped.
+        if not isinstance(result, bytes):
+            await result.aclose()
+        if slot is not None:
+            slot.release()
+        await _send_no_content(send)
         return
     if isinstance(result, bytes):
         if slot is not None:

@@ -57,7 +57,7 @@ def render_v03(update: Update) -> bytes:
 
 def _params(call: RawCall, model: type[WireModel]) -> Any:
     try:
-        return model.model_validate(call.params or {})
+        return model.model_validate(call.params or {}, context=v03.REQUEST)
     except ValidationError as exc:
         raise invalid_params(exc, call.method) from None
 

@@ -33,7 +33,9 @@ from hub.tasks import TaskStream, Update
 
 __all__ = ["REST_ROUTES", "rest_error_response"]
 
-A2A_JSON = "application/a2a+json"
+# One media type for every JSON answer of this binding, success or error: the one §11.1 names
+# for responses and §11.6 for `google.rpc.Status` (docs/protocol.md says why).
+JSON_MEDIA_TYPE = "application/json"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 AnyRequest = Request[Any, Any, Any]
 Work = Callable[[A2AOperations, str], Awaitable[bytes | TaskStream]]
@@ -44,7 +46,7 @@ def rest_error_response(error: ProtocolError) -> Response[bytes]:
     return Response(
         content=body,
         status_code=error.http_status,
-        media_type="application/json",
+        media_type=JSON_MEDIA_TYPE,
         headers=error_headers(error),
     )
 
@@ -77,7 +79,7 @@ async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False)
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()
-        return Response(content=result, status_code=200, media_type=A2A_JSON)
+        return Response(content=result, status_code=200, media_type=JSON_MEDIA_TYPE)
     frames = sse_frames(
         result,
         Update.json,

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
+from a2a.client.errors import A2AClientError
 from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -24,7 +25,12 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
-from a2a.utils.errors import TaskNotCancelableError
+from a2a.utils.errors import (
+    A2AError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from google.protobuf.struct_pb2 import Struct
 
 pytestmark = pytest.mark.anyio
@@ -143,6 +149,28 @@ async def test_resubscribe_sees_the_rest_of_a_task(hub_url: str, binding: str) -
             await client.cancel_task(CancelTaskRequest(id=task_id))
             rest = [event async for event in resubscribed]
     assert final_task_state(rest) == TaskState.TASK_STATE_CANCELED
+
+
+async def test_a_subscription_that_cannot_start_is_a_clean_sdk_error(
+    hub_url: str, binding: str
+) -> None:
+    async with sdk_client(hub_url, binding) as client:
+        done = (await collect(client.send_message(user("hello"))))[0].task.id
+        failures: list[A2AError] = []
+        for task_id in ("nope", done):
+            with anyio.fail_after(10), pytest.raises(A2AError) as failed:
+                await anext(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+            failures.append(failed.value)
+    if binding == "rest-1.0":
+        assert [type(failure) for failure in failures] == [
+            TaskNotFoundError,
+            UnsupportedOperationError,
+        ]
+    else:
+        # The hub refuses the stream with HTTP 404 / 400; the SDK's JSON-RPC clients read an
+        # error body only from a 200, so they report the status itself.
+        assert [type(failure) for failure in failures] == [A2AClientError, A2AClientError]
+        assert ["404" in str(failures[0]), "400" in str(failures[1])] == [True, True]
 
 
 async def test_multi_turn_input_required(hub_url: str, binding: str) -> None:

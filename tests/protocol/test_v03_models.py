@@ -55,6 +55,23 @@ def test_a_part_without_kind_is_read_by_its_content(part: dict[str, Any], model:
     assert isinstance(parsed.parts[0], model)
 
 
+@pytest.mark.parametrize(
+    ("part", "error"),
+    [
+        ({"text": "hi"}, "part_kind_missing"),
+        ({"type": "image", "text": "a caption"}, "part_kind_missing"),
+        ({"kind": "image", "text": "a caption"}, "part_kind_unknown"),
+    ],
+)
+def test_a_request_part_must_name_a_known_kind(part: dict[str, Any], error: str) -> None:
+    document = {"message": message(parts=[TEXT, part])}
+    with pytest.raises(ValidationError) as refused:
+        v03.MessageSendParams.model_validate(document, context=v03.REQUEST)
+    assert [(problem["loc"], problem["type"]) for problem in refused.value.errors()] == [
+        (("message", "parts", 1), error)
+    ]
+
+
 def test_file_with_bytes_and_file_with_uri_are_told_apart() -> None:
     parsed = v03.Message.model_validate(
         message(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from hub import protocol as v1
 from hub.protocol import v03
@@ -295,12 +296,20 @@ def test_blocking_is_the_inverse_of_return_immediately(
     assert configuration.return_immediately is return_immediately
 
 
-@pytest.mark.parametrize(("legacy", "current"), [(None, None), (0, None), (-1, None), (3, 3)])
+@pytest.mark.parametrize(("legacy", "current"), [(None, None), (0, None), (3, 3)])
 def test_a_03_history_length_of_zero_means_the_whole_history(
     legacy: int | None, current: int | None
 ) -> None:
     query = v03.TaskQueryParams(id="task-1", history_length=legacy)
     assert t.get_task_params_to_v1(query) == v1.GetTaskRequest(id="task-1", history_length=current)
+
+
+def test_a_negative_03_history_length_is_not_read() -> None:
+    with pytest.raises(ValidationError) as refused:
+        v03.TaskQueryParams.model_validate({"id": "task-1", "historyLength": -1})
+    assert [(problem["loc"], problem["type"]) for problem in refused.value.errors()] == [
+        (("historyLength",), "greater_than_equal")
+    ]
 
 
 def test_send_request_round_trips_through_03() -> None:

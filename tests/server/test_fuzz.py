@@ -67,6 +67,7 @@ V03_METHODS = (
     "tasks/pushNotificationConfig/delete",
     "agent/getAuthenticatedExtendedCard",
 )
+STREAM_METHODS = ("SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe")
 RPC_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, *range(-32009, -32000)})
 ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
 JSON_TYPES = ("application/json", "application/a2a+json")
@@ -399,15 +400,27 @@ def assert_rpc_response(document: Any, sent: Sent, expected_ids: list[Any]) -> N
 
 
 def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
-    """The reply is a well-formed JSON-RPC answer; returns True when it is an error."""
-    assert reply.status == 200, (reply.status, reply.body)
+    """The reply is a well-formed JSON-RPC answer; returns True when it is an error. Its
+    HTTP status is 200, but for a stream that cannot start: that one fails as HTTP (4xx)."""
     request, ambiguous = readable_request(sent)
     request_object = request if isinstance(request, dict) else {}
     expected_ids = [request_object["id"]] if is_rpc_id(request_object.get("id")) else [None]
+    notification = (
+        request_object.get("jsonrpc") == "2.0"
+        and isinstance(request_object.get("method"), str)
+        and "id" not in request_object
+    )
     if ambiguous:
         expected_ids.append(None)
         request_object = {}
+    if reply.status == 204 or (notification and not ambiguous):
+        # A request object without `id` gets no answer at all, whatever became of it.
+        assert notification, (request, reply.status, reply.body)
+        assert (reply.status, reply.body, reply.media_type) == (204, b"", ""), reply.headers
+        event("JSON-RPC: notification")
+        return False
     if reply.media_type == "text/event-stream":
+        assert reply.status == 200, (reply.status, reply.body)
         frames = reply.events()
         assert frames, "a stream without events"
         for frame in frames:
@@ -418,11 +431,15 @@ def assert_jsonrpc_answer(sent: Sent, reply: Reply) -> bool:
     assert reply.media_type == "application/json", reply.headers
     document = strict_json(reply.body)
     assert_rpc_response(document, sent, expected_ids)
+    method = request_object.get("method")
     if "error" not in document:
+        assert reply.status == 200, (reply.status, reply.body)
         event("JSON-RPC: result")
         return False
+    if reply.status != 200:
+        assert method in STREAM_METHODS, (reply.status, method, document)
+        assert 400 <= reply.status < 500, (reply.status, reply.body)
     event(f"JSON-RPC: error {document['error']['code']}")
-    method = request_object.get("method")
     if request_object.get("jsonrpc") == "2.0" and method in (*V1_METHODS, *V03_METHODS):
         assert document["error"]["code"] != -32601, (method, document)
     return True
@@ -463,7 +480,7 @@ def assert_rest_answer(sent: Sent, reply: Reply) -> bool:
             assert set(item) <= STREAM_KEYS, item
         event("REST: 200 stream")
         return False
-    assert reply.media_type in JSON_TYPES, reply.headers
+    assert reply.media_type == "application/json", reply.headers
     document = strict_json(reply.body)
     assert isinstance(document, dict)
     if "jsonrpc" in document:  # a path Litestar normalises to "/" reached JSON-RPC

@@ -21,9 +21,13 @@ def send_body(text: str = "hi", **extra: Any) -> dict[str, Any]:
     }
 
 
+def media_type(response: httpx.Response) -> str:
+    return response.headers["content-type"].split(";", 1)[0].strip()
+
+
 def assert_status(response: httpx.Response, http: int, reason: str) -> None:
     assert response.status_code == http, response.text
-    assert response.headers["content-type"].startswith("application/json")
+    assert media_type(response) == "application/json"
     error = response.json()["error"]
     assert error["code"] == http
     assert error["details"][0]["reason"] == reason
@@ -33,7 +37,7 @@ def assert_status(response: httpx.Response, http: int, reason: str) -> None:
 async def test_send_get_and_list_over_rest(client: httpx.AsyncClient) -> None:
     sent = await client.post("/message:send", json=send_body("ping"), headers=V1)
     assert sent.status_code == 200
-    assert sent.headers["content-type"].startswith("application/a2a+json")
+    assert media_type(sent) == "application/json"
     task = sent.json()["task"]
     assert task["artifacts"][0]["parts"] == [{"text": "ping"}]
     got = await client.get(f"/tasks/{task['id']}", params={"historyLength": 0}, headers=V1)
@@ -69,6 +73,38 @@ async def test_cancel_and_subscribe_verbs(client: httpx.AsyncClient) -> None:
         400,
         "UNSUPPORTED_OPERATION",
     )
+
+
+async def test_every_json_answer_of_the_rest_binding_is_application_json(
+    client: httpx.AsyncClient,
+) -> None:
+    sent = await client.post(
+        "/message:send", json=send_body(metadata={"skill": "interview"}), headers=V1
+    )
+    task_id = sent.json()["task"]["id"]
+    successes = [
+        sent,
+        await client.get(f"/tasks/{task_id}", headers=V1),
+        await client.get("/tasks", headers=V1),
+        await client.get(f"/tasks/{task_id}/pushNotificationConfigs", headers=V1),
+        await client.delete(f"/tasks/{task_id}/pushNotificationConfigs/cfg", headers=V1),
+        await client.post(f"/tasks/{task_id}:cancel", headers=V1),
+    ]
+    failures = [
+        await client.get("/tasks/nope", headers=V1),
+        await client.get(f"/tasks/{task_id}/pushNotificationConfigs/cfg", headers=V1),
+        await client.post(f"/tasks/{task_id}:cancel", headers=V1),
+        await client.get("/extendedAgentCard", headers=V1),
+    ]
+    assert [(answer.status_code, media_type(answer)) for answer in successes] == [
+        (200, "application/json")
+    ] * len(successes)
+    assert [(answer.status_code, media_type(answer)) for answer in failures] == [
+        (404, "application/json"),
+        (404, "application/json"),
+        (400, "application/json"),
+        (400, "application/json"),
+    ]
 
 
 async def test_rest_stream_carries_bare_stream_responses(client: httpx.AsyncClient) -> None:

@@ -27,6 +27,8 @@ from hub.protocol.v03.card import (
     SecurityScheme,
 )
 from hub.protocol.v03.models import (
+    PART_KINDS,
+    REQUEST,
     Artifact,
     DataPart,
     DeleteTaskPushNotificationConfigParams,
@@ -58,6 +60,8 @@ from hub.protocol.v03.models import (
 )
 
 __all__ = [
+    "PART_KINDS",
+    "REQUEST",
     "APIKeySecurityScheme",
     "AgentCapabilities",
     "AgentCard",

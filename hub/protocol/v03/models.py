@@ -3,21 +3,37 @@
 These follow the v0.3 JSON Schema: the fields it requires are required here, unknown fields are
 ignored. Objects carry their `kind` on the way out. On the way in a missing `kind` is inferred
 from the object's other keys, since the content decides the type either way and some 0.3 peers
-leave it out of nested objects.
+leave it out of nested objects. A request the hub serves is read under the `REQUEST` context,
+where every part must name its `kind` as the schema requires: a part of a kind the hub does not
+know (an image part, say) may still hold a `text` key, and reading it as text would change what
+the caller asked.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter, field_validator
+from pydantic import (
+    BeforeValidator,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from hub.protocol.base import JsonObject, Timestamp, WireModel
 
 __all__ = [
+    "PART_KINDS",
+    "REQUEST",
     "Artifact",
     "DataPart",
     "DeleteTaskPushNotificationConfigParams",
@@ -133,11 +149,38 @@ class DataPart(WireModel):
     metadata: JsonObject | None = None
 
 
-_PART_MARKERS = (("text", "text"), ("file", "file"), ("data", "data"))
+PART_KINDS = ("text", "file", "data")
+"""The `kind` of every 0.3 part, as the schema defines them."""
+
+REQUEST: Mapping[str, bool] = MappingProxyType({"request": True})
+"""The validation context of a request the hub serves (see the module docstring)."""
+
+_PART_MARKERS = tuple((kind, kind) for kind in PART_KINDS)
 
 
 def _part_kind(value: Any) -> str | None:
     return _kind_of(value, _PART_MARKERS)
+
+
+def _declared_kind(value: Any, info: ValidationInfo) -> Any:
+    """In a request, a part must carry one of the schema's kinds; elsewhere, pass."""
+    if not (info.context or {}).get("request") or not isinstance(value, dict):
+        return value
+    kind = value.get("kind")
+    if kind in PART_KINDS:
+        return value
+    if kind is None:
+        hint = " ('type' is not a 0.3 part field)" if "type" in value else ""
+        raise PydanticCustomError(
+            "part_kind_missing",
+            "a part must name its 'kind': text, file or data{hint}",
+            {"hint": hint},
+        )
+    raise PydanticCustomError(
+        "part_kind_unknown",
+        "unknown part kind {kind} (expected text, file or data)",
+        {"kind": repr(kind)[:60]},
+    )
 
 
 Part = Annotated[
@@ -145,6 +188,7 @@ Part = Annotated[
     | Annotated[FilePart, Tag("file")]
     | Annotated[DataPart, Tag("data")],
     Discriminator(_part_kind),
+    BeforeValidator(_declared_kind),
 ]
 
 
@@ -280,7 +324,8 @@ class TaskPushNotificationConfig(WireModel):
 class MessageSendConfiguration(WireModel):
     accepted_output_modes: list[str] | None = None
     blocking: bool | None = None
-    history_length: int | None = None
+    # 0 means the whole history in 0.3; a negative length means nothing and is refused.
+    history_length: int | None = Field(default=None, ge=0)
     push_notification_config: PushNotificationConfig | None = None
 
 
@@ -292,7 +337,7 @@ class MessageSendParams(WireModel):
 
 class TaskQueryParams(WireModel):
     id: str = Field(min_length=1)
-    history_length: int | None = None
+    history_length: int | None = Field(default=None, ge=0)
     metadata: JsonObject | None = None
 
 

@@ -88,8 +88,9 @@ _V03_UNKNOWN_ERRORS = frozenset({-32008, -32009})
 
 
 def _history_length_to_v1(value: int | None) -> int | None:
-    # 0.3 servers applied only a positive limit: 0 (or less) meant the whole history, which
-    # in 1.0 is the unset value (1.0's 0 means no history at all).
+    # 0.3 servers applied only a positive limit: 0 meant the whole history, which in 1.0 is
+    # the unset value (1.0's 0 means no history at all). A negative length is refused when
+    # the 0.3 params are read.
     return value if value is not None and value > 0 else None
 
 
