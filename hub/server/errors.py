@@ -115,9 +115,10 @@ def error_headers(error: ProtocolError) -> dict[str, str]:
 def jsonrpc_http_status(error: ProtocolError, *, opens_stream: bool = False) -> int:
     """The HTTP status of a JSON-RPC error response: 200, as the SDK sends every JSON-RPC
     error, but for the two refusals that happen before the request is read (401, and 429 for
-    the request rate), which HTTP clients and proxies must see as such, and for a stream that
-    cannot start (`opens_stream`): an SSE client must see a failed request, not a 200 answer
-    that is no event stream. The status is the one the REST binding gives the same error."""
+    the request rate), which HTTP clients and proxies must see as such, and for a 0.3 stream
+    that cannot start (`opens_stream`): the 0.3 spec asks for an HTTP error there, so an SSE
+    client sees a failed request, not a 200 answer that is no event stream. The status is the
+    one the REST binding gives the same error."""
     if opens_stream or isinstance(error, UnauthenticatedError | RateLimitedError):
         return error.http_status
     return 200

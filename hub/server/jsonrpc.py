@@ -189,7 +189,8 @@ async def handle_jsonrpc(
         await _send_json(
             send,
             error_response(request_id, jsonrpc_error(error, v03=v03)),
-            status=jsonrpc_http_status(error, opens_stream=opens_stream),
+            # 1.0 clients (the official SDKs) read a refused stream's error from a 200 body.
+            status=jsonrpc_http_status(error, opens_stream=opens_stream and v03),
             extra=error_headers(error),
         )
         return

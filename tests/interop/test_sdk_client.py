@@ -161,14 +161,14 @@ async def test_a_subscription_that_cannot_start_is_a_clean_sdk_error(
             with anyio.fail_after(10), pytest.raises(A2AError) as failed:
                 await anext(client.subscribe(SubscribeToTaskRequest(id=task_id)))
             failures.append(failed.value)
-    if binding == "rest-1.0":
+    if binding != "jsonrpc-0.3":
         assert [type(failure) for failure in failures] == [
             TaskNotFoundError,
             UnsupportedOperationError,
         ]
     else:
-        # The hub refuses the stream with HTTP 404 / 400; the SDK's JSON-RPC clients read an
-        # error body only from a 200, so they report the status itself.
+        # The 0.3 door refuses the stream with HTTP 404 / 400, as the 0.3 spec asks; the SDK's
+        # JSON-RPC client reads an error body only from a 200, so it reports the status.
         assert [type(failure) for failure in failures] == [A2AClientError, A2AClientError]
         assert ["404" in str(failures[0]), "400" in str(failures[1])] == [True, True]
 
