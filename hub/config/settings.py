@@ -105,6 +105,9 @@ class CardSettings(StrictModel):
     """Advertise an extended card (needs authentication; refused at start-up until configured)."""
     cache_max_age: int = Field(default=300, ge=0)
     """Seconds clients may cache the card (`Cache-Control: max-age`)."""
+    hybrid: bool = True
+    """Add the 0.3 top-level fields to the card for requests that do not ask for 1.0
+    (`A2A-Version: 1.x`); false serves the pure 1.0 card to every request."""
 
 
 class ProcessSkillSettings(StrictModel):

@@ -23,6 +23,7 @@ from hub.errors import (
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
@@ -45,16 +46,15 @@ AnyRequest = Request[Any, Any, Any]
 @get(sorted(CARD_PATHS))
 async def agent_card(request: AnyRequest) -> Response[bytes]:
     hub: HubState = request.app.state.hub
-    document = hub.service.card
-    headers = {
-        "ETag": document.etag,
-        "Cache-Control": f"public, max-age={hub.settings.card.cache_max_age}",
+    settings = hub.settings.card
+    return card_response(
+        request,
+        hub.service.card,
+        cache_control=f"public, max-age={settings.cache_max_age}",
+        hybrid=settings.hybrid,
         # The public card is meant to be read from anywhere, browsers included.
-        "Access-Control-Allow-Origin": "*",
-    }
-    if document.matches(request.headers.get("if-none-match")):
-        return Response(content=b"", status_code=304, headers=headers)
-    return Response(content=document.body, media_type="application/json", headers=headers)
+        headers={"Access-Control-Allow-Origin": "*"},
+    )
 
 
 @asgi("/", copy_scope=False)
