@@ -27,6 +27,7 @@ from hub.protocol import (
 from hub.protocol.base import JsonObject
 from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
+from hub.server.extensions import card_extensions
 
 __all__ = [
     "CardBody",
@@ -78,7 +79,12 @@ def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
 
 
 def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
-    """The card that describes this hub: its interfaces, capabilities and local skills."""
+    """The card that describes this hub: its interfaces, capabilities, extensions and local
+    skills.
+
+    Raises:
+        ConfigError: an extension names a skill that is not among `skills`.
+    """
     base = settings.server.base_url()
     card = settings.card
     schemes = _security(settings.auth)
@@ -102,6 +108,7 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
             streaming=card.streaming,
             push_notifications=card.push_notifications,
             extended_agent_card=card.extended_card,
+            extensions=card_extensions(card.extensions, skills=[skill.id for skill in skills]),
         ),
         # Any one of the schemes will do: one requirement per scheme (they are alternatives).
         security_schemes=schemes or None,
