@@ -154,8 +154,13 @@ async def test_on_the_03_door_the_refusal_is_32603_which_03_knows() -> None:
     async with hub(REQUIRED_HUB) as http:
         response = await rpc(http, "message/send", {"message": message("hi", v03=True)}, {})
     error = response.json()["error"]
-    # 0.3 has no -32008 (nor -32009): the hub sends those as -32603 through the 0.3 door.
-    assert error["code"] == -32603
+    # 0.3 has no -32008 (nor -32009): the hub sends those as -32603 through the 0.3 door,
+    # with the reason in the free-form 0.3 `data`.
+    assert error == {
+        "code": -32603,
+        "message": error["message"],
+        "data": {"reason": "EXTENSION_SUPPORT_REQUIRED", "metadata": {"extensions": TRACE}},
+    }
     assert TRACE in error["message"]
 
 
