@@ -144,7 +144,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _print_card(settings: Settings) -> None:
     skills = load_skills(settings.skills)
     card = build_card(settings, [skill.card for skill in skills.values()])
-    print(json.dumps(json.loads(CardDocument.render(card).body), indent=2))
+    print(json.dumps(json.loads(CardDocument.render(card).hybrid.body), indent=2))
 
 
 def _print_skills(settings: Settings) -> None:

@@ -18,6 +18,7 @@ from hub.config.security import (
 )
 from hub.config.settings import (
     CardSettings,
+    ExtensionSettings,
     LimitSettings,
     ProcessSkillSettings,
     ProviderSettings,
@@ -33,6 +34,7 @@ __all__ = [
     "CardSettings",
     "CorsSettings",
     "CredentialSettings",
+    "ExtensionSettings",
     "FederationPermission",
     "FederationSettings",
     "LimitSettings",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
@@ -13,6 +13,7 @@ from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "CardSettings",
+    "ExtensionSettings",
     "LimitSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
@@ -105,6 +106,37 @@ class ProviderSettings(StrictModel):
     url: str
 
 
+class ExtensionSettings(StrictModel):
+    """An A2A extension the hub declares in its card's `capabilities.extensions`.
+
+    See docs/configuration.md ("Extensions") for how `required` and `skills` are enforced.
+    """
+
+    _URI: ClassVar[re.Pattern[str]] = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s,]+$")
+
+    uri: str
+    """The extension's URI, which clients list in their `A2A-Extensions` header."""
+    description: str | None = None
+    """How this hub uses the extension, shown in the card."""
+    required: bool = False
+    """Refuse requests that do not list the extension (ExtensionSupportRequiredError)."""
+    params: dict[str, JsonValue] | None = None
+    """The extension's own settings, a JSON object carried in the card as they are."""
+    skills: tuple[str, ...] = ()
+    """Skill ids: when given, `required` holds only for messages to these skills."""
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, uri: str) -> str:
+        if not cls._URI.match(uri):
+            raise ValueError(
+                f"extension uri {uri!r} must be an absolute URI with no spaces or commas "
+                "(clients list it in the comma-separated A2A-Extensions header), e.g. "
+                "https://example.com/extensions/citations/v1"
+            )
+        return uri
+
+
 class CardSettings(StrictModel):
     name: str = "a2a-hub"
     description: str = "An A2A hub: local skills, partner agents as tools, delegation and swarms."
@@ -120,6 +152,26 @@ class CardSettings(StrictModel):
     """Advertise an extended card (needs authentication; refused at start-up until configured)."""
     cache_max_age: int = Field(default=300, ge=0)
     """Seconds clients may cache the card (`Cache-Control: max-age`)."""
+    hybrid: bool = True
+    """Add the 0.3 top-level fields to the card for requests that do not ask for 1.0
+    (`A2A-Version: 1.x`); false serves the pure 1.0 card to every request."""
+    extensions: tuple[ExtensionSettings, ...] = ()
+    """The A2A extensions the hub declares (and may require)."""
+
+    @field_validator("extensions")
+    @classmethod
+    def _distinct_uris(
+        cls, extensions: tuple[ExtensionSettings, ...]
+    ) -> tuple[ExtensionSettings, ...]:
+        seen: set[str] = set()
+        for extension in extensions:
+            if extension.uri in seen:
+                raise ValueError(
+                    f"extension {extension.uri!r} is declared twice; declare each uri once "
+                    "(list every skill that requires it under its 'skills')"
+                )
+            seen.add(extension.uri)
+        return extensions
 
 
 class ProcessSkillSettings(StrictModel):

@@ -10,7 +10,8 @@ The deadline header is relative (seconds, not a clock time), so clocks that disa
 hosts do not shorten or lengthen it.
 
 The scope also holds what the request's credential may use (local skills, partner agents),
-so a task keeps its caller's limits in everything it calls; these never leave the hub.
+so a task keeps its caller's limits in everything it calls, and the A2A extensions the
+request activated; these never leave the hub.
 
 Hubs that call each other also pass on the trail of hubs a request has gone through
 (`X-A2A-Hub-Trail`: their public URLs, comma-separated). A hub that finds itself on the trail
@@ -65,6 +66,8 @@ class CallScope:
         skills: the local skills that caller may use; None for all.
         agents: the partner agents that caller's tasks may reach; None for all. A partner
             outside it is refused as if agents.yaml did not list it.
+        extensions: the A2A extensions the request activated (listed in its
+            `A2A-Extensions` header and declared in the hub's card); never sent on.
     """
 
     trace_id: str
@@ -75,6 +78,7 @@ class CallScope:
     caller: str = ""
     skills: frozenset[str] | None = None
     agents: frozenset[str] | None = None
+    extensions: frozenset[str] = frozenset()
 
     @classmethod
     def new(cls, *, timeout: float | None = None) -> CallScope:

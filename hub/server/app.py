@@ -23,7 +23,9 @@ from hub.errors import (
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
+from hub.server.extensions import ExtensionPolicy
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
@@ -45,16 +47,15 @@ AnyRequest = Request[Any, Any, Any]
 @get(sorted(CARD_PATHS))
 async def agent_card(request: AnyRequest) -> Response[bytes]:
     hub: HubState = request.app.state.hub
-    document = hub.service.card
-    headers = {
-        "ETag": document.etag,
-        "Cache-Control": f"public, max-age={hub.settings.card.cache_max_age}",
+    settings = hub.settings.card
+    return card_response(
+        request,
+        hub.service.card,
+        cache_control=f"public, max-age={settings.cache_max_age}",
+        hybrid=settings.hybrid,
         # The public card is meant to be read from anywhere, browsers included.
-        "Access-Control-Allow-Origin": "*",
-    }
-    if document.matches(request.headers.get("if-none-match")):
-        return Response(content=b"", status_code=304, headers=headers)
-    return Response(content=document.body, media_type="application/json", headers=headers)
+        headers={"Access-Control-Allow-Origin": "*"},
+    )
 
 
 @asgi("/", copy_scope=False)
@@ -110,7 +111,8 @@ def create_app(
             system resolver (tests inject one).
 
     Raises:
-        ConfigError: the default skill is missing, or the card promises what is not served.
+        ConfigError: the default skill is missing, an extension names an unknown skill, or
+            the card promises what is not served.
     """
     if settings.default_skill not in skills:
         known = ", ".join(sorted(skills)) or "none"
@@ -120,6 +122,7 @@ def create_app(
         )
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
+    extensions = ExtensionPolicy.from_settings(settings.card.extensions)
     check_card(
         card,
         ServedFeatures(
@@ -136,6 +139,7 @@ def create_app(
         default_skill=settings.default_skill,
         limits=settings.limits,
         children=PartnerChildren(partners),
+        admit_skill=extensions.admit_skill if extensions.by_skill else None,
     )
     push = None
     if settings.card.push_notifications:
@@ -146,6 +150,7 @@ def create_app(
         service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
         gate=gate,
         gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
+        extensions=extensions,
     )
 
     @asynccontextmanager

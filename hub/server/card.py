@@ -1,5 +1,6 @@
 """The hub's own Agent Card: built from the settings and the local skills, checked against
-what the server really serves, and rendered once as a hybrid 1.0 + 0.3 document."""
+what the server really serves, and rendered once as a pure 1.0 document and as a hybrid
+1.0 + 0.3 one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from hub.config import AuthSettings, Settings
 from hub.errors import CardMismatchError
@@ -22,10 +24,13 @@ from hub.protocol import (
     SecurityScheme,
     StringList,
 )
+from hub.protocol.base import JsonObject
 from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
+from hub.server.extensions import card_extensions
 
 __all__ = [
+    "CardBody",
     "CardDocument",
     "ServedFeatures",
     "build_card",
@@ -74,7 +79,12 @@ def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
 
 
 def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
-    """The card that describes this hub: its interfaces, capabilities and local skills."""
+    """The card that describes this hub: its interfaces, capabilities, extensions and local
+    skills.
+
+    Raises:
+        ConfigError: an extension names a skill that is not among `skills`.
+    """
     base = settings.server.base_url()
     card = settings.card
     schemes = _security(settings.auth)
@@ -98,6 +108,7 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
             streaming=card.streaming,
             push_notifications=card.push_notifications,
             extended_agent_card=card.extended_card,
+            extensions=card_extensions(card.extensions, skills=[skill.id for skill in skills]),
         ),
         # Any one of the schemes will do: one requirement per scheme (they are alternatives).
         security_schemes=schemes or None,
@@ -166,26 +177,54 @@ def check_card(card: AgentCard, served: ServedFeatures) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class CardDocument:
-    """The card as served: hybrid JSON bytes, and an ETag over them."""
+class CardBody:
+    """One rendering of the card: its JSON bytes and a strong ETag over them."""
 
-    card: AgentCard
     body: bytes
     etag: str
 
     @classmethod
-    def render(cls, card: AgentCard) -> CardDocument:
-        document = card.to_wire()
-        # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces. The
-        # merged values (skills, securitySchemes) carry both versions' fields.
-        document.update(card_v03_fields(card))
+    def of(cls, document: JsonObject) -> CardBody:
         body = json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        return cls(card=card, body=body, etag=etag)
+        return cls(body=body, etag='"' + hashlib.sha256(body).hexdigest()[:32] + '"')
 
     def matches(self, if_none_match: str | None) -> bool:
-        """True when the client's `If-None-Match` names this version (answer 304)."""
+        """True when the client's `If-None-Match` names this rendering (answer 304)."""
         if not if_none_match:
             return False
         tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
         return "*" in tags or self.etag in tags
+
+
+@dataclass(frozen=True, slots=True)
+class CardDocument:
+    """The card as served, in two renderings of the same card.
+
+    Attributes:
+        card: the card itself.
+        v1: the pure 1.0 card, which validates against the 1.0 AgentCard schema (it allows
+            no other fields).
+        hybrid: the 1.0 card plus the 0.3 top-level fields, readable by clients of either
+            version (the same document as `v1` when the card lists no 0.3 interface).
+        last_modified: when this card was rendered, in whole seconds (HTTP dates have no
+            finer grain), for `Last-Modified` and `If-Modified-Since`.
+    """
+
+    card: AgentCard
+    v1: CardBody
+    hybrid: CardBody
+    last_modified: datetime
+
+    @classmethod
+    def render(cls, card: AgentCard, *, now: datetime | None = None) -> CardDocument:
+        document = card.to_wire()
+        # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces. The
+        # merged values (skills, securitySchemes) carry both versions' fields.
+        hybrid = {**document, **card_v03_fields(card)}
+        moment = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+        return cls(
+            card=card,
+            v1=CardBody.of(document),
+            hybrid=CardBody.of(hybrid),
+            last_modified=moment,
+        )

@@ -32,7 +32,7 @@ __all__ = ["CARD_PATHS", "CorsPolicy", "cors_middleware"]
 CARD_PATHS = frozenset({"/.well-known/agent-card.json", "/.well-known/agent.json"})
 API_METHODS = "GET, POST, DELETE, OPTIONS"
 CARD_METHODS = "GET, HEAD, OPTIONS"
-EXPOSED = "WWW-Authenticate, Retry-After, ETag, A2A-Version, A2A-Extensions"
+EXPOSED = "WWW-Authenticate, Retry-After, ETag, A2A-Version, A2A-Extensions, X-A2A-Extensions"
 _HEADER_LIST = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$")
 _CORS = frozenset(
     {

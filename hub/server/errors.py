@@ -78,15 +78,20 @@ def jsonrpc_error(error: ProtocolError, *, v03: bool = False) -> dict[str, Any]:
     """The `error` member of a JSON-RPC response, in the 1.0 or the 0.3 shape."""
     if not v03:
         return {"code": error.code, "message": error.message, "data": _details(error)}
-    # 0.3 has no -32008/-32009; its `data` is free-form.
-    code = -32603 if error.code in _V03_UNKNOWN_CODES else error.code
-    body: dict[str, Any] = {"code": code, "message": error.message}
+    # 0.3 has no -32008/-32009; its `data` is free-form, so it still names the reason.
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    data: dict[str, Any] = {}
+    if error.code in _V03_UNKNOWN_CODES:
+        body["code"] = -32603
+        data["reason"] = error.reason
+        if error.metadata:
+            data["metadata"] = error.metadata
     if error.violations:
-        body["data"] = {
-            "fieldViolations": [
-                {"field": field, "description": problem} for field, problem in error.violations
-            ]
-        }
+        data["fieldViolations"] = [
+            {"field": field, "description": problem} for field, problem in error.violations
+        ]
+    if data:
+        body["data"] = data
     return body
 
 

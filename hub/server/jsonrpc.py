@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -27,6 +28,7 @@ from hub.server.errors import (
     jsonrpc_error,
     jsonrpc_http_status,
 )
+from hub.server.extensions import echo_headers, requested_extensions
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.operations import A2AOperations
@@ -126,9 +128,11 @@ async def handle_jsonrpc(
 
     `service` serves the call: the hub's own (`state.service`) unless given, e.g. a
     partner's behind the gateway."""
+    own = service is None  # the hub's own operations: its extensions apply
     service = service if service is not None else state.service
     request_id: JsonRpcId = None
     notification = False
+    echo: dict[str, str] = {}
     v03 = False
     opens_stream = False
     slot: StreamSlot | None = None
@@ -170,6 +174,11 @@ async def handle_jsonrpc(
             here=state.settings.server.base_url(),
             max_hops=state.settings.server.max_hops,
         )
+        if own:
+            activated = state.extensions.activate(requested_extensions(scope["headers"]))
+            if activated:
+                call_scope = replace(call_scope, extensions=activated)
+                echo = echo_headers(activated, v03=v03)
         if opens_stream:
             slot = state.gate.open_stream(caller)
         with use_scope(caller.scope(call_scope)):
@@ -191,7 +200,7 @@ async def handle_jsonrpc(
             error_response(request_id, jsonrpc_error(error, v03=v03)),
             # 1.0 clients (the official SDKs) read a refused stream's error from a 200 body.
             status=jsonrpc_http_status(error, opens_stream=opens_stream and v03),
-            extra=error_headers(error),
+            extra={**echo, **error_headers(error)},
         )
         return
     if notification:
@@ -206,7 +215,7 @@ async def handle_jsonrpc(
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()
-        await _send_json(send, result_response(request_id, result))
+        await _send_json(send, result_response(request_id, result), extra=echo)
         return
 
     prefix = result_response(request_id, b"")[:-1]  # everything before the result's bytes
@@ -218,7 +227,7 @@ async def handle_jsonrpc(
     frames = sse_frames(result, frame, keepalive=state.settings.server.keepalive, on_close=release)
     try:
         response = ASGIStreamingResponse(
-            iterator=frames, media_type="text/event-stream", headers=SSE_HEADERS
+            iterator=frames, media_type="text/event-stream", headers={**SSE_HEADERS, **echo}
         )
         await response(scope, receive, send)
     finally:

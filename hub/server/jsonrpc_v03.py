@@ -88,7 +88,7 @@ async def dispatch_v03(
     if method == "agent/getAuthenticatedExtendedCard":
         card = await service.extended_card(caller)
         # The hybrid document carries the 0.3 card's fields (and 1.0's, which 0.3 ignores).
-        return CardDocument.render(card).body, None
+        return CardDocument.render(card).hybrid.body, None
     return await _push_config_v03(service, call, caller), None
 
 

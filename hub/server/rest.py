@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from litestar import Request, delete, get, post
@@ -24,6 +25,7 @@ from hub.protocol import (
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
 from hub.server.errors import as_protocol_error, error_headers, rest_error_body
+from hub.server.extensions import echo_headers, requested_extensions
 from hub.server.gate import StreamSlot
 from hub.server.operations import A2AOperations
 from hub.server.sse import sse_frames
@@ -41,19 +43,22 @@ AnyRequest = Request[Any, Any, Any]
 Work = Callable[[A2AOperations, str], Awaitable[bytes | TaskStream]]
 
 
-def rest_error_response(error: ProtocolError) -> Response[bytes]:
+def rest_error_response(
+    error: ProtocolError, *, headers: Mapping[str, str] | None = None
+) -> Response[bytes]:
     body = json.dumps(rest_error_body(error), separators=(",", ":")).encode()
     return Response(
         content=body,
         status_code=error.http_status,
         media_type=JSON_MEDIA_TYPE,
-        headers=error_headers(error),
+        headers={**(headers or {}), **error_headers(error)},
     )
 
 
 async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False) -> Response[Any]:
     hub: HubState = request.app.state.hub
     slot: StreamSlot | None = None
+    echo: dict[str, str] = {}
     try:
         client = request.client
         caller = hub.gate.admit(request.headers, address=client.host if client else "")
@@ -66,20 +71,26 @@ async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False)
         scope = CallScope.from_headers(
             request.headers, here=server.base_url(), max_hops=server.max_hops
         )
+        agent_name = request.path_params.get("agent_name")
+        if agent_name is None:  # the hub's own operations: its extensions apply
+            activated = hub.extensions.activate(requested_extensions(request.scope["headers"]))
+            if activated:
+                scope = replace(scope, extensions=activated)
+                echo = echo_headers(activated)
         if opens_stream:
             slot = hub.gate.open_stream(caller)
         # Under /agents/{agent_name} (the gateway) the partner's operations serve the route.
-        service = hub.service_for(request.path_params.get("agent_name"))
+        service = hub.service_for(agent_name)
         with use_scope(caller.scope(scope)):
             result = await work(service, caller.name)
     except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
         if slot is not None:
             slot.release()
-        return rest_error_response(as_protocol_error(exc, where="REST"))
+        return rest_error_response(as_protocol_error(exc, where="REST"), headers=echo)
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()
-        return Response(content=result, status_code=200, media_type=JSON_MEDIA_TYPE)
+        return Response(content=result, status_code=200, media_type=JSON_MEDIA_TYPE, headers=echo)
     frames = sse_frames(
         result,
         Update.json,
@@ -88,7 +99,7 @@ async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False)
     )
     if slot is not None:
         slot.follow(frames)
-    return Stream(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+    return Stream(frames, media_type="text/event-stream", headers={**SSE_HEADERS, **echo})
 
 
 def _subscribes(task_ref: str) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hub.config import Settings
+from hub.server.extensions import ExtensionPolicy
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.operations import A2AOperations
@@ -19,6 +20,8 @@ class HubState:
     service: A2AService
     gate: Gate
     gateway: Gateway
+    extensions: ExtensionPolicy = field(default_factory=ExtensionPolicy)
+    """The extensions the hub's own endpoints declare and require (not the gateway's)."""
 
     def service_for(self, agent_name: str | None) -> A2AOperations:
         """The operations a request is served with: the hub's own, or with `agent_name` (a

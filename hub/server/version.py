@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from hub.errors import VersionNotSupportedError
 
-__all__ = ["SUPPORTED_VERSIONS", "check_version", "requested_version"]
+__all__ = ["SUPPORTED_VERSIONS", "check_version", "major_of", "requested_version"]
 
 SUPPORTED_VERSIONS = ("1.0", "0.3")
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
@@ -19,6 +19,12 @@ def requested_version(headers: Mapping[str, str], query: Mapping[str, str]) -> s
     if value is None or not value.strip():
         return None
     return value.strip()
+
+
+def major_of(version: str) -> int | None:
+    """The major number of a `Major.Minor[.patch]` version, or None when it is not one."""
+    match = _VERSION.match(version)
+    return None if match is None else int(match.group(1))
 
 
 def check_version(speaks: str, requested: str | None, *, accept_missing: bool) -> None:

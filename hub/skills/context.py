@@ -7,6 +7,7 @@ from typing import Any
 
 from hub.errors import SkillError
 from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
+from hub.protocol.trace import current_scope
 from hub.swarm import Branch, SwarmResult, choose_partners, run_swarm
 from hub.tasks import TaskRun
 from hub.tools import Partners, Toolbox
@@ -44,6 +45,16 @@ class SkillContext:
         self.metadata: JsonObject = metadata or {}
         self._run = run
         self._tools = tools
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """The URIs of the A2A extensions the request activated: those it listed in its
+        `A2A-Extensions` header (0.3: `X-A2A-Extensions`) that the hub's card declares.
+
+        For a task, the request that started its skill's run; empty outside a request
+        (a run restarted after the hub restarted, or a skill called from Python)."""
+        scope = current_scope()
+        return scope.extensions if scope is not None else frozenset()
 
     @property
     def tools(self) -> Toolbox:

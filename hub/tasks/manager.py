@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 
@@ -64,6 +64,9 @@ class TaskManager:
         children: reaches the partner tasks skills start (the delegation ledger's
             `ChildControl`), to cancel those a task leaves behind and to reconcile them after
             a restart; None only records them.
+        admit_skill: called with the skill a message is about to reach (a new task's, a
+            reply skill's, or a parked task's), in the request's call scope; it raises a
+            `ProtocolError` to refuse the message (the server's extension requirements).
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class TaskManager:
         default_skill: str,
         limits: LimitSettings,
         children: ChildControl | None = None,
+        admit_skill: Callable[[str], None] | None = None,
     ) -> None:
         if default_skill not in executors:
             known = ", ".join(sorted(executors)) or "none"
@@ -82,6 +86,7 @@ class TaskManager:
         self.ledger = DelegationLedger(store, children)
         self._execution = Execution(executors, apply=self._apply, ledger=self.ledger)
         self._default_skill = default_skill
+        self._admit_skill = admit_skill
         self._limits = limits
         self._live = LiveSet(limits)
         self._group: TaskGroup | None = None
@@ -255,6 +260,8 @@ class TaskManager:
         if message.task_id:
             return await self._continue(message, owner, subscribe=subscribe, on_task=on_task)
         skill = choose_skill(request, self._execution.executors, self._default_skill)
+        if self._admit_skill is not None:
+            self._admit_skill(skill)
         executor = self._execution.executors[skill]
         context_id = message.context_id or new_id()
         if executor.direct_reply:
@@ -299,6 +306,8 @@ class TaskManager:
     ) -> tuple[LiveTask, TaskStream | None]:
         task_id = message.task_id or ""
         live = await self._materialize(task_id, owner)
+        if self._admit_skill is not None:
+            self._admit_skill(live.skill)
         if message.context_id and message.context_id != live.context_id:
             raise InvalidParamsError(
                 f"contextId {message.context_id} does not match task {task_id}, whose "

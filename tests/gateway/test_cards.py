@@ -7,6 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.a2a_schema import v1_problems
+
 from .conftest import OPS_KEY, Partner
 
 pytestmark = pytest.mark.anyio
@@ -82,6 +84,30 @@ async def test_a_partner_card_points_at_the_hub_on_both_card_paths(hub_url: str,
     assert new.json() == gateway_card(hub_url, name)
     assert old.content == new.content
     assert new.headers["cache-control"] == "public, max-age=300"
+    assert (again.status_code, again.content) == (304, b"")
+
+
+@pytest.mark.parametrize("name", ["one", "old"])
+async def test_a_10_client_gets_a_partners_card_as_a_pure_10_card(hub_url: str, name: str) -> None:
+    path = f"{hub_url}/agents/{name}/.well-known/agent-card.json"
+    async with httpx.AsyncClient(timeout=10) as http:
+        pure = await http.get(path, headers={"A2A-Version": "1.0"})
+        hybrid = await http.get(path)
+        again = await http.get(
+            path, headers={"A2A-Version": "1.0", "If-Modified-Since": pure.headers["last-modified"]}
+        )
+    expected = gateway_card(hub_url, name)
+    for field in (
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "supportsAuthenticatedExtendedCard",
+    ):
+        del expected[field]
+    assert pure.json() == expected
+    assert v1_problems("Agent Card", pure.json()) == []
+    assert pure.headers["vary"] == "A2A-Version"
+    assert pure.headers["etag"] != hybrid.headers["etag"]
     assert (again.status_code, again.content) == (304, b"")
 
 

@@ -84,7 +84,8 @@ class CardShelf:
     def document(
         self, name: str, card: AgentCard, *, url: str, policy: GatewayPolicy
     ) -> CardDocument:
-        """The hybrid 1.0 + 0.3 document of `card` as the gateway serves it."""
+        """The document of `card` as the gateway serves it (both renderings), rendered again
+        only when the partner's card changed."""
         kept = self._documents.pop(name, None)
         if kept is None or kept[0] is not card:
             kept = (card, CardDocument.render(gateway_card(card, url=url, policy=policy)))

@@ -109,7 +109,7 @@ class Gateway:
                 except ProtocolError as error:
                     entries[name] = head + b',"error":' + _error(error) + b"}"
                     return
-            entries[name] = head + b',"card":' + document.body + b"}"
+            entries[name] = head + b',"card":' + document.hybrid.body + b"}"
 
         async with anyio.create_task_group() as group:
             for name in names:

@@ -16,6 +16,7 @@ from litestar.response import Response
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from hub.protocol.trace import CallScope, use_scope
+from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS
 from hub.server.errors import as_protocol_error
 from hub.server.jsonrpc import handle_jsonrpc
@@ -55,7 +56,8 @@ async def list_agents(request: AnyRequest) -> Response[bytes]:
 
 @get([PREFIX + path for path in sorted(CARD_PATHS)])
 async def partner_card(request: AnyRequest) -> Response[bytes]:
-    """The partner's card, pointing at the hub (ETag, 304)."""
+    """The partner's card, pointing at the hub, in the rendering the request asks for
+    (`card_response`: pure 1.0 for `A2A-Version: 1.0`, ETag, Last-Modified, 304)."""
     hub: HubState = request.app.state.hub
     agent_name: str = request.path_params["agent_name"]
     try:
@@ -65,13 +67,12 @@ async def partner_card(request: AnyRequest) -> Response[bytes]:
         return rest_error_response(as_protocol_error(exc, where="the gateway"))
     # With auth on, who may read which card depends on the credential.
     visibility = "private" if hub.settings.auth.enabled else "public"
-    headers = {
-        "ETag": document.etag,
-        "Cache-Control": f"{visibility}, max-age={hub.settings.card.cache_max_age}",
-    }
-    if document.matches(request.headers.get("if-none-match")):
-        return Response(content=b"", status_code=304, headers=headers)
-    return Response(content=document.body, media_type="application/json", headers=headers)
+    return card_response(
+        request,
+        document,
+        cache_control=f"{visibility}, max-age={hub.settings.card.cache_max_age}",
+        hybrid=hub.settings.card.hybrid,
+    )
 
 
 # An HTTP route that hands the request to the raw ASGI JSON-RPC handler: Litestar 2.25 does
