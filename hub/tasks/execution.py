@@ -67,6 +67,8 @@ class Execution:
     async def _execute(self, run: TaskRun, call_scope: CallScope | None) -> None:
         executor = self.executors[run.skill]
         opening = run.opening
+        if opening is not None and opening.abandoned:
+            return  # the request went away before the skill started: nothing to run for
         with (
             anyio.CancelScope() as scope,
             use_scope(call_scope),
@@ -80,8 +82,6 @@ class Execution:
             run.when_open(attach)
             if opening is not None:
                 opening.scope = scope
-                if opening.abandoned:
-                    scope.cancel()
             try:
                 # The executor moves the task to WORKING when it really starts (one that
                 # waits for a free slot leaves it SUBMITTED meanwhile).
