@@ -1,4 +1,5 @@
-"""Example local skills, loaded with `skills: [{module: config.examples.my_skills:shout}]`."""
+"""Example local skills, loaded with `skills: [{module: config.examples.my_skills:shout}]`
+and so on (docs/skills.md describes each kind)."""
 
 from hub import SkillContext, skill
 
@@ -24,3 +25,19 @@ async def interview(ctx: SkillContext) -> str:
     await ctx.progress("thinking about a question")
     answer = await ctx.ask("What is your name?")
     return f"Hello, {answer.text()}!"
+
+
+@skill(
+    id="assistant",
+    name="Assistant",
+    description="Answers 'ping' at once with a message; works on anything else as a task.",
+    tags=["example", "reply"],
+    examples=["ping", "plan my week"],
+    reply="either",
+)
+async def assistant(ctx: SkillContext) -> str | None:
+    if ctx.text.strip().lower() == "ping":
+        await ctx.reply("pong")  # the answer is this Message: no task is created
+        return None
+    await ctx.progress("working on it")  # the first report creates the task
+    return f"done: {ctx.text}"

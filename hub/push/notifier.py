@@ -15,6 +15,7 @@ at once, with the artifacts.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from types import TracebackType
 
 import anyio
@@ -30,7 +31,6 @@ from hub.errors import (
     StoreError,
     TaskNotFoundError,
     UnsafeUrlError,
-    UnsupportedOperationError,
 )
 from hub.protocol import (
     ListTaskPushNotificationConfigsResponse,
@@ -189,13 +189,18 @@ class PushNotifier:
     ) -> TaskPushNotificationConfig:
         """Add (or replace) a checked config of `task`, durably.
 
+        A finished task (completed, failed, canceled, rejected) takes a config too, kept for
+        get, list and delete like any other; nothing is ever sent to it, since the task will
+        not change again.
+
         `task` must show the task's state as it is now: nothing awaited may come between
         reading it and this call.
 
         Raises:
-            UnsupportedOperationError: the task is terminal.
             LimitExceededError: the task has `push.max_configs_per_task` configs already.
         """
+        if task.status.state.is_terminal:
+            return await self._keep(config, task=task, owner=owner, protocol=protocol)
         record, replaced = self._add(config, task=task, owner=owner, protocol=protocol)
         try:
             await self._store.put_push_config(record)
@@ -211,8 +216,11 @@ class PushNotifier:
         manager's `on_task` hook, which cannot wait: it is routed at once and saved in the
         background; `saved()` waits for that.
 
+        The task manager calls the hook only for a task the message may go to, which is
+        never a finished one.
+
         Raises:
-            UnsupportedOperationError, LimitExceededError: as for `create`.
+            LimitExceededError: as for `create`.
         """
         if self._group is None:
             raise RuntimeError("PushNotifier used outside 'async with'")
@@ -288,23 +296,34 @@ class PushNotifier:
     def _add(
         self, config: TaskPushNotificationConfig, *, task: Task, owner: str, protocol: str
     ) -> tuple[PushConfigRecord, PushTarget | None]:
-        state = task.status.state
-        if state.is_terminal:
-            raise UnsupportedOperationError(
-                f"task {task.id} is {state.value} and sends no more updates; a push config "
-                "needs a task that is still running or waiting for input",
-                metadata={"taskId": task.id},
-            )
-        routes = self._routes.get(task.id, {})
-        limit = self._settings.max_configs_per_task
-        if config.id not in routes and len(routes) >= limit:
-            raise LimitExceededError(
-                f"task {task.id} has {len(routes)} push notification configs, the limit "
-                "(push.max_configs_per_task); delete one or reuse its id",
-                metadata={"taskId": task.id},
-            )
+        """Route a config of a task that can still change (its configs are all in memory)."""
+        self._check_limit(task.id, config.id, self._routes.get(task.id, {}))
         record = PushConfigRecord(config=config, owner=owner, protocol=protocol)
         return record, self._route(record)
+
+    async def _keep(
+        self, config: TaskPushNotificationConfig, *, task: Task, owner: str, protocol: str
+    ) -> TaskPushNotificationConfig:
+        """Store a config of a finished task without routing it: no change of the task is
+        left to notify (and routes of finished tasks would never be let go)."""
+        kept = await self._store.list_push_configs(task.id)
+        self._check_limit(task.id, config.id, {record.config_id for record in kept})
+        record = PushConfigRecord(config=config, owner=owner, protocol=protocol)
+        await self._store.put_push_config(record)
+        return record.config
+
+    def _check_limit(self, task_id: str, config_id: str | None, known: Collection[str]) -> None:
+        """Refuse a new config id beyond `push.max_configs_per_task` (a known id is replaced).
+
+        Raises:
+            LimitExceededError: the task has as many configs as the limit.
+        """
+        if config_id not in known and len(known) >= self._settings.max_configs_per_task:
+            raise LimitExceededError(
+                f"task {task_id} has {len(known)} push notification configs, the limit "
+                "(push.max_configs_per_task); delete one or reuse its id",
+                metadata={"taskId": task_id},
+            )
 
     def _route(self, record: PushConfigRecord) -> PushTarget | None:
         """Hold `record` for delivery; returns the target it replaced, if any."""

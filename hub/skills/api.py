@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 from hub.errors import SkillError
 from hub.protocol import (
@@ -14,13 +14,12 @@ from hub.protocol import (
     Artifact,
     Message,
     Part,
-    SendMessageRequest,
     TaskState,
     agent_message,
     new_id,
 )
 from hub.skills.context import SkillContext, as_parts
-from hub.tasks import TaskExecutor, TaskRun
+from hub.tasks import ReplyMode, TaskExecutor, TaskRun
 from hub.tools import Toolbox
 
 __all__ = ["LocalSkill", "Skill", "SkillResult", "skill"]
@@ -29,7 +28,7 @@ SkillResult: TypeAlias = (
     str | Part | Sequence[Part] | Artifact | Sequence[Artifact] | Message | None
 )
 """What a skill may return: text, parts or artifacts (the task's result), a Message (the final
-status message; for a reply skill, the reply), or None."""
+status message), or None. For a `reply="message"` skill, what it returns is the reply."""
 
 SkillFunction: TypeAlias = Callable[
     [SkillContext], Awaitable[SkillResult] | AsyncIterator[str | Part | Sequence[Part] | Artifact]
@@ -60,7 +59,7 @@ class Skill:
 
     card: AgentSkill
     function: SkillFunction = field(repr=False)
-    mode: Literal["task", "message"] = "task"
+    mode: ReplyMode = "task"
     tools: Toolbox | None = field(default=None, repr=False, compare=False)
 
     def with_tools(self, tools: Toolbox) -> Skill:
@@ -73,11 +72,11 @@ class Skill:
         return self.card.id
 
     @property
-    def direct_reply(self) -> bool:
-        return self.mode == "message"
+    def reply_mode(self) -> ReplyMode:
+        return self.mode
 
     async def run(self, run: TaskRun) -> None:
-        if run.state is TaskState.SUBMITTED:
+        if run.opened and run.state is TaskState.SUBMITTED:
             await run.status(TaskState.WORKING)
         ctx = SkillContext(
             skill_id=self.skill_id,
@@ -85,27 +84,21 @@ class Skill:
             metadata=run.metadata,
             run=run,
             tools=self.tools,
+            reply_only=self.mode == "message",
         )
         if inspect.isasyncgenfunction(self.function):
             await _stream_chunks(ctx, self.function(ctx))
             return
         result = await self.function(ctx)  # type: ignore[misc]
-        if run.state.is_terminal or run.state.is_interrupted:
+        if run.replied or run.state.is_terminal or run.state.is_interrupted:
+            return
+        if self.mode == "message":
+            await run.reply(self._as_reply(result))
             return
         await _deliver(ctx, run, result)
 
-    async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
-        message = request.message.model_copy(update={"context_id": context_id})
-        ctx = SkillContext(
-            skill_id=self.skill_id,
-            message=message,
-            metadata=request.metadata,
-            run=None,
-            tools=self.tools,
-        )
-        if inspect.isasyncgenfunction(self.function):
-            raise SkillError(f"skill '{self.skill_id}' replies with a message; it cannot yield")
-        result = await self.function(ctx)  # type: ignore[misc]
+    def _as_reply(self, result: SkillResult) -> Message:
+        """What a `reply="message"` skill returned, as its reply."""
         if isinstance(result, Message):
             return result
         if isinstance(result, Artifact):
@@ -179,7 +172,7 @@ def skill(
     examples: Sequence[str] = (),
     input_modes: Sequence[str] | None = None,
     output_modes: Sequence[str] | None = None,
-    reply: Literal["task", "message"] = "task",
+    reply: ReplyMode = "task",
 ) -> Callable[[SkillFunction], Skill]:
     """Declare an async function (or async generator) as a local skill.
 
@@ -191,15 +184,26 @@ def skill(
         examples: example prompts.
         input_modes: accepted media types (default: the card's).
         output_modes: produced media types (default: the card's).
-        reply: "task" (default) runs as a task; "message" answers with one Message and
-            creates no task.
+        reply: how the skill answers a new message. "task" (default): with a task.
+            "message": with one Message, what the function returns, and no task. "either":
+            as the skill decides for each message: `await ctx.reply(...)` before anything
+            else answers with a Message and no task; any other act makes a task.
     """
     if not _SKILL_ID.match(id):
         raise ValueError(f"skill id {id!r} must be 1-64 letters, digits, '_', '.' or '-'")
+    if reply not in ("task", "message", "either"):
+        raise ValueError(
+            f"skill {id!r}: reply must be 'task', 'message' or 'either', not {reply!r}"
+        )
 
     def decorate(function: SkillFunction) -> Skill:
         if not (inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)):
             raise TypeError(f"skill {id!r} must be an async function or async generator")
+        if reply == "message" and inspect.isasyncgenfunction(function):
+            raise TypeError(
+                f"skill {id!r} replies with one message (reply='message'); it cannot be an "
+                "async generator"
+            )
         card = AgentSkill(
             id=id,
             name=name or id,

@@ -27,7 +27,8 @@ class SkillContext:
     """The task a skill is working on, and the calls that report progress and results.
 
     Attributes:
-        message: the message that started the task (or, for a reply skill, the request).
+        message: the message that started the task (or, before the task exists, the
+            request's message).
         metadata: the request's metadata.
     """
 
@@ -39,12 +40,14 @@ class SkillContext:
         metadata: JsonObject | None,
         run: TaskRun | None,
         tools: Toolbox | None = None,
+        reply_only: bool = False,
     ) -> None:
         self.skill_id = skill_id
         self.message = message
         self.metadata: JsonObject = metadata or {}
         self._run = run
         self._tools = tools
+        self._reply_only = reply_only
 
     @property
     def extensions(self) -> frozenset[str]:
@@ -142,7 +145,32 @@ class SkillContext:
 
     @property
     def task_id(self) -> str | None:
-        return self._run.task_id if self._run else None
+        """The task's id; None while there is no task (`can_reply`, or a reply skill)."""
+        return self._run.task_id if self._run is not None and self._run.opened else None
+
+    @property
+    def can_reply(self) -> bool:
+        """True while `reply` answers with a Message and no task: a new message to a skill
+        declared with `reply="either"` (or `"message"`), before the skill did anything that
+        makes a task."""
+        return self._run is not None and self._run.can_reply
+
+    async def reply(self, content: str | Part | Sequence[Part] | Message) -> None:
+        """Answer with a Message: while `can_reply`, the caller gets this Message and no
+        task is created or kept (the skill should return after it). Once there is a task
+        (the skill reported something, the message continues a task, or the caller asked
+        for the answer at once with `returnImmediately`), the task completes with this
+        message as its final status message instead.
+
+        Raises:
+            SkillError: the skill already answered with a Message.
+        """
+        if self._run is None:
+            raise SkillError(
+                f"skill '{self.skill_id}' runs outside a hub; it has no one to reply to"
+            )
+        reply = content if isinstance(content, Message) else agent_message(as_parts(content))
+        await self._run.reply(reply)
 
     @property
     def context_id(self) -> str | None:
@@ -168,7 +196,7 @@ class SkillContext:
         return self._run.replaying if self._run else False
 
     def _task(self, what: str) -> TaskRun:
-        if self._run is None:
+        if self._run is None or self._reply_only:
             raise SkillError(
                 f"skill '{self.skill_id}' replies with a message and has no task to {what}"
             )

@@ -2,12 +2,13 @@
 
 from hub.tasks.manager import INTERRUPTED_BY_RESTART, TaskManager
 from hub.tasks.observer import TaskHook, TaskObserver
-from hub.tasks.run import TaskExecutor, TaskRun
+from hub.tasks.run import ReplyMode, TaskExecutor, TaskRun
 from hub.tasks.state import check_transition
 from hub.tasks.stream import TaskStream, Update
 
 __all__ = [
     "INTERRUPTED_BY_RESTART",
+    "ReplyMode",
     "TaskExecutor",
     "TaskHook",
     "TaskManager",

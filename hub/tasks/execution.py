@@ -14,6 +14,7 @@ from hub.protocol import Artifact, JsonObject, Message, TaskState, agent_message
 from hub.protocol.trace import CallScope, current_scope, use_scope
 from hub.tasks.ledger import DelegationLedger
 from hub.tasks.live import LiveTask
+from hub.tasks.opening import Opening
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.stream import Update
 from hub.tasks.workers import WorkerPool
@@ -51,50 +52,80 @@ class Execution:
         """Run skills in `group` from now on (None: stop starting them)."""
         self._workers = WorkerPool(group) if group is not None else None
 
-    def start(self, live: LiveTask, metadata: JsonObject | None) -> None:
-        """Run the task's skill on a worker; it is canceled through `live.scope`.
+    def start(self, live: LiveTask | Opening, metadata: JsonObject | None) -> None:
+        """Run the skill of a task, or of an opening (a new message whose skill may answer
+        with a direct Message); a task's run is canceled through `live.scope`.
 
         The skill runs in the call scope (trace and deadline) of the request that started it.
         """
         if self._workers is None:
             raise RuntimeError("TaskManager used outside 'async with'")
+        run = TaskRun(self, live, metadata)
         call_scope = current_scope()
-        self._workers.submit(lambda: self._execute(live, metadata, call_scope))
+        self._workers.submit(lambda: self._execute(run, call_scope))
 
-    async def _execute(
-        self, live: LiveTask, metadata: JsonObject | None, call_scope: CallScope | None
-    ) -> None:
-        executor = self.executors[live.skill]
+    async def _execute(self, run: TaskRun, call_scope: CallScope | None) -> None:
+        executor = self.executors[run.skill]
+        opening = run.opening
+        if opening is not None and opening.abandoned:
+            return  # the request went away before the skill started: nothing to run for
         with (
             anyio.CancelScope() as scope,
             use_scope(call_scope),
-            self._ledger.parent(live.task_id),
+            self._ledger.parent(None) as parent,
         ):
-            live.scope = scope
+
+            def attach(live: LiveTask) -> None:
+                live.scope = scope
+                parent.task_id = live.task_id
+
+            run.when_open(attach)
+            if opening is not None:
+                opening.scope = scope
             try:
                 # The executor moves the task to WORKING when it really starts (one that
                 # waits for a free slot leaves it SUBMITTED meanwhile).
-                await executor.run(TaskRun(self, live, metadata))
-                if not (live.state.is_terminal or live.state.is_interrupted):
+                await executor.run(run)
+                live = run.task()
+                if live is not None and not (live.state.is_terminal or live.state.is_interrupted):
                     await self.change_status(live, TaskState.COMPLETED)
             except (SkillError, ClientError) as exc:
                 # A partner the skill called failed: its message names the partner and why.
-                self.fail(live, str(exc))
+                self._fail_run(run, str(exc))
             except InvalidTransitionError as exc:
-                log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)
+                log.info("task %s: skill %s: %s", run.task_id, run.skill, exc)
             except Exception:
-                log.exception("task %s: skill %s raised", live.task_id, live.skill)
-                self.fail(live, _SKILL_FAILED.format(skill=live.skill))
+                log.exception("task %s: skill %s raised", run.task_id, run.skill)
+                self._fail_run(run, _SKILL_FAILED.format(skill=run.skill))
             finally:
-                live.scope = None
-        if live.state.is_terminal:
+                if opening is not None:
+                    opening.end()
+                live = run.task()  # no longer creates one: the opening is decided
+                if live is not None:
+                    live.scope = None
+        if live is not None and live.state.is_terminal:
             await self._ledger.settle(live.task_id)
+
+    def _fail_run(self, run: TaskRun, reason: str) -> None:
+        """Fail the run's task (created now if the skill had not decided); a skill that
+        answered with a Message has no task, and its failure goes only to the log."""
+        live = run.task()
+        if live is None:
+            log.warning(
+                "skill %s: %s (it answered without a task, so none fails)", run.skill, reason
+            )
+            return
+        self.fail(live, reason)
 
     def fail(self, live: LiveTask, reason: str) -> None:
         if not live.state.is_terminal:
             self._apply(live, live.apply_status(TaskState.FAILED, agent_message(reason)))
 
     # -- what a running skill calls, through its TaskRun -----------------------------------
+
+    def start_working(self, live: LiveTask) -> None:
+        """A task created by its skill's first change: the skill is already at work."""
+        self._apply(live, live.apply_status(TaskState.WORKING))
 
     async def change_status(
         self,

@@ -65,10 +65,12 @@ class ChildControl(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Parent:
     ledger: DelegationLedger
-    task_id: str
+    task_id: str | None
+    """None while the task does not exist yet (a skill that may still answer with a direct
+    Message): children are recorded from the moment it is set."""
 
 
 ChildWatcher = Callable[[str, str, TaskState], None]
@@ -85,7 +87,7 @@ def note_child(agent: str, task_id: str, state: TaskState) -> None:
     if watcher is not None:
         watcher(agent, task_id, state)
     parent = _current.get()
-    if parent is not None:
+    if parent is not None and parent.task_id is not None:
         parent.ledger.note(parent.task_id, agent, task_id, state)
 
 
@@ -124,11 +126,17 @@ class DelegationLedger:
         self._wake = anyio.Event()
 
     @contextmanager
-    def parent(self, task_id: str) -> Iterator[None]:
-        """Make `task_id` the parent of every child noted inside the block."""
-        token = _current.set(_Parent(self, task_id))
+    def parent(self, task_id: str | None) -> Iterator[_Parent]:
+        """Make `task_id` the parent of every child noted inside the block.
+
+        None stands for a task not created yet: setting `task_id` on what the block gets
+        makes it the parent from then on, also for the calls the block has already started
+        (they share the object, not a copy).
+        """
+        current = _Parent(self, task_id)
+        token = _current.set(current)
         try:
-            yield
+            yield current
         finally:
             _current.reset(token)
 

@@ -13,7 +13,6 @@ from anyio.abc import TaskGroup
 from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
-    LimitExceededError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -35,12 +34,13 @@ from hub.store import TaskRecord, TaskStore
 from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
-from hub.tasks.intake import check_parts
+from hub.tasks.intake import check_follow_up, check_parts
 from hub.tasks.ledger import ChildControl, DelegationLedger
 from hub.tasks.listing import INTERRUPTED_BY_RESTART, list_tasks, recover_interrupted
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
+from hub.tasks.opening import Opening
 from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
 
@@ -262,16 +262,22 @@ class TaskManager:
         skill = choose_skill(request, self._execution.executors, self._default_skill)
         if self._admit_skill is not None:
             self._admit_skill(skill)
-        executor = self._execution.executors[skill]
         context_id = message.context_id or new_id()
-        if executor.direct_reply:
-            reply = await executor.reply(request, context_id)
-            return reply.model_copy(update={"context_id": context_id, "task_id": None})
-        return await self._create(
-            request, skill, context_id, owner, subscribe=subscribe, on_task=on_task
+        mode = self._execution.executors[skill].reply_mode
+        # An "either" skill decides before the answer goes out, unless the caller asked for
+        # the answer at once: its task is then created now, like any other.
+        if mode == "message" or (mode == "either" and (subscribe or not _returns_at_once(request))):
+            return await self._open(
+                request, skill, context_id, owner, subscribe=subscribe, on_task=on_task
+            )
+        live, stream = self._new_task(
+            request, skill, context_id, owner, new_id(), on_task, subscribe=subscribe
         )
+        # The skill starts at once; its first changes ride in the same commit as the task.
+        self._execution.start(live, request.metadata)
+        return live, stream
 
-    async def _create(
+    async def _open(
         self,
         request: SendMessageRequest,
         skill: str,
@@ -279,10 +285,38 @@ class TaskManager:
         owner: str,
         *,
         subscribe: bool,
-        on_task: TaskHook | None = None,
+        on_task: TaskHook | None,
+    ) -> Message | tuple[LiveTask, TaskStream | None]:
+        """A new message to a skill that may answer with a direct Message: the skill runs
+        first, and the answer is its Message or the task its first change creates."""
+        opening = Opening(
+            skill=skill,
+            message=request.message.model_copy(update={"context_id": context_id}),
+            create=lambda task_id: self._new_task(
+                request, skill, context_id, owner, task_id, on_task, subscribe=subscribe
+            ),
+        )
+        self._execution.start(opening, request.metadata)
+        try:
+            return await opening.wait()
+        except BaseException:
+            opening.abandon()  # the request is gone: nobody would see the answer
+            raise
+
+    def _new_task(
+        self,
+        request: SendMessageRequest,
+        skill: str,
+        context_id: str,
+        owner: str,
+        task_id: str,
+        on_task: TaskHook | None,
+        *,
+        subscribe: bool,
     ) -> tuple[LiveTask, TaskStream | None]:
+        """A new task, SUBMITTED, live and queued for its first commit (its skill not
+        started), and a stream of it from there when `subscribe`."""
         self._live.admit(context_id)
-        task_id = new_id()
         first = request.message.model_copy(update={"task_id": task_id, "context_id": context_id})
         task = Task(
             id=task_id,
@@ -296,10 +330,7 @@ class TaskManager:
         live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
         self._live.add(live)
         self._commits.mark(live)
-        stream = live.subscribe() if subscribe else None
-        # The skill starts at once; its first changes ride in the same commit as the task.
-        self._execution.start(live, request.metadata)
-        return live, stream
+        return live, live.subscribe() if subscribe else None
 
     async def _continue(
         self, message: Message, owner: str, *, subscribe: bool, on_task: TaskHook | None = None
@@ -308,32 +339,7 @@ class TaskManager:
         live = await self._materialize(task_id, owner)
         if self._admit_skill is not None:
             self._admit_skill(live.skill)
-        if message.context_id and message.context_id != live.context_id:
-            raise InvalidParamsError(
-                f"contextId {message.context_id} does not match task {task_id}, whose "
-                f"contextId is {live.context_id}; omit contextId or send the task's own",
-                violations=[("message.contextId", "does not match the task's contextId")],
-            )
-        if live.state.is_terminal:
-            raise UnsupportedOperationError(
-                f"task {task_id} is {live.state.value} and accepts no more messages; send "
-                "a new message without taskId (same contextId) to start a follow-up task",
-                metadata={"taskId": task_id},
-            )
-        if not live.state.is_interrupted:
-            raise UnsupportedOperationError(
-                f"task {task_id} is {live.state.value}; it takes a new message only while "
-                "input-required or auth-required (cancel it, or subscribe to follow it)",
-                metadata={"taskId": task_id},
-            )
-        held = len(live.task.history or [])
-        if held >= self._limits.max_history:
-            raise LimitExceededError(
-                f"task {task_id} holds {held} messages; the limit is "
-                f"{self._limits.max_history} (limits.max_history): start a new task in the "
-                "same context",
-                metadata={"taskId": task_id},
-            )
+        check_follow_up(message, live.task, self._limits)
         if on_task is not None:
             on_task(live.task)
         live.add_user_message(message)
@@ -400,6 +406,11 @@ class TaskManager:
         if not live.state.is_terminal:
             self._live.add(live)
         return live
+
+
+def _returns_at_once(request: SendMessageRequest) -> bool:
+    configuration = request.configuration
+    return configuration is not None and bool(configuration.return_immediately)
 
 
 def _visible(record_owner: str, owner: str) -> bool:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
-from hub.protocol import Artifact, JsonObject, Message, SendMessageRequest, TaskState
+from hub.errors import SkillError
+from hub.protocol import Artifact, JsonObject, Message, TaskState
+from hub.tasks.opening import Opening
 
 if TYPE_CHECKING:
     from hub.tasks.execution import Execution
     from hub.tasks.live import LiveTask
 
-__all__ = ["TaskExecutor", "TaskRun"]
+__all__ = ["ReplyMode", "TaskExecutor", "TaskRun"]
+
+ReplyMode: TypeAlias = Literal["task", "message", "either"]
+"""How a skill answers a new message: always with a task ("task"); always with one direct
+Message and no task ("message"); or as the skill decides for each message ("either")."""
 
 
 class TaskExecutor(Protocol):
@@ -20,8 +27,9 @@ class TaskExecutor(Protocol):
     def skill_id(self) -> str: ...
 
     @property
-    def direct_reply(self) -> bool:
-        """True when the skill answers with a Message and no task is created."""
+    def reply_mode(self) -> ReplyMode:
+        """How the skill answers a new message. Unless it is "task", the skill runs before
+        its task exists, and `TaskRun.reply` then answers with a Message and no task."""
         ...
 
     async def run(self, run: TaskRun) -> None:
@@ -31,10 +39,6 @@ class TaskExecutor(Protocol):
         a task still SUBMITTED when `run` returns is completed by the manager.
         """
 
-    async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
-        """Answer a request with one Message (only called when `direct_reply` is True)."""
-        ...
-
 
 class TaskRun:
     """The handle a skill uses to change its task. Every change is persisted, then published.
@@ -42,42 +46,77 @@ class TaskRun:
     After a restart, a parked task's skill is run again from the start with the answers it
     already received: while those are replayed (`replaying` is True) the skill's progress and
     artifacts are not emitted again.
+
+    A run given an `Opening` instead of a task starts before its task exists (a skill that
+    may answer with a direct Message): `reply` then answers without a task, and the first
+    change the skill makes creates the task (in WORKING, since the skill is already at work).
     """
 
-    __slots__ = ("_answers", "_asked", "_execution", "_live", "metadata")
+    __slots__ = ("_answers", "_asked", "_attach", "_execution", "_live", "_opening", "metadata")
 
     def __init__(
-        self, execution: Execution, live: LiveTask, metadata: JsonObject | None = None
+        self,
+        execution: Execution,
+        live: LiveTask | Opening,
+        metadata: JsonObject | None = None,
     ) -> None:
         self._execution = execution
-        self._live = live
-        self._answers = live.answers()
+        self._opening = live if isinstance(live, Opening) else None
+        self._live = None if isinstance(live, Opening) else live
+        self._answers = self._live.answers() if self._live is not None else []
         self._asked = 0
+        self._attach: Callable[[LiveTask], None] | None = None
         self.metadata: JsonObject = metadata or {}
         """The SendMessage request's metadata."""
 
     @property
+    def skill(self) -> str:
+        return self._live.skill if self._live is not None else self._undecided().skill
+
+    @property
     def task_id(self) -> str:
-        return self._live.task_id
+        """The task's id (chosen in advance while the task does not exist yet)."""
+        return self._live.task_id if self._live is not None else self._undecided().task_id
 
     @property
     def context_id(self) -> str:
-        return self._live.context_id
+        return self._live.context_id if self._live is not None else self._undecided().context_id
 
     @property
     def message(self) -> Message:
         """The message that started the task."""
+        if self._live is None:
+            return self._undecided().message
         history = self._live.task.history
         assert history, "a live task always has its first message"
         return history[0]
 
     @property
     def history(self) -> list[Message]:
+        if self._live is None:
+            return [self._undecided().message]
         return list(self._live.task.history or [])
 
     @property
     def state(self) -> TaskState:
-        return self._live.state
+        """The task's state; SUBMITTED while the task does not exist yet."""
+        return self._live.state if self._live is not None else TaskState.SUBMITTED
+
+    @property
+    def opened(self) -> bool:
+        """True once the task exists (always, unless the run was given an `Opening`)."""
+        return self._live is not None
+
+    @property
+    def can_reply(self) -> bool:
+        """True while `reply` would answer with a Message and no task."""
+        return self._opening is not None and not self._opening.decided
+
+    @property
+    def replied(self) -> bool:
+        """True once the message is answered without a task: by `reply` (or by the error
+        that refused to create the task)."""
+        return self._opening is not None and self._opening.decided and self._live is None
 
     @property
     def replaying(self) -> bool:
@@ -93,7 +132,8 @@ class TaskRun:
         """Set the task's state (WORKING for progress, or a terminal state to end it)."""
         if self.replaying and not state.is_terminal:
             return
-        await self._execution.change_status(self._live, state, message, metadata=metadata)
+        live = self._task()
+        await self._execution.change_status(live, state, message, metadata=metadata)
 
     async def artifact(
         self,
@@ -107,7 +147,7 @@ class TaskRun:
         if self.replaying:
             return
         await self._execution.change_artifact(
-            self._live, artifact, append=append, last_chunk=last_chunk, metadata=metadata
+            self._task(), artifact, append=append, last_chunk=last_chunk, metadata=metadata
         )
 
     async def ask(
@@ -118,7 +158,66 @@ class TaskRun:
             answer = self._answers[self._asked]
             self._asked += 1
             return answer
-        answer = await self._execution.wait_for_answer(self._live, question, state)
+        answer = await self._execution.wait_for_answer(self._task(), question, state)
         self._asked += 1
         self._answers.append(answer)
         return answer
+
+    async def reply(self, message: Message) -> None:
+        """Answer with `message`.
+
+        While `can_reply`, that is the whole answer: the request gets `message` and no task
+        is created. Once the task exists, it completes with `message` as its final status
+        message.
+        """
+        if self._opening is not None and self.can_reply:
+            self._opening.reply(message)
+            return
+        await self.status(TaskState.COMPLETED, message)
+
+    # -- for the Execution that runs the skill ---------------------------------------------
+
+    @property
+    def opening(self) -> Opening | None:
+        return self._opening
+
+    def when_open(self, attach: Callable[[LiveTask], None]) -> None:
+        """Call `attach` with the task when it exists (at once if it does)."""
+        self._attach = attach
+        if self._live is not None:
+            attach(self._live)
+
+    def task(self) -> LiveTask | None:
+        """The task; created now if the skill has not decided (returning without a reply
+        makes a task); None when the answer was a Message, or the task was refused (the
+        request got that error)."""
+        if self.can_reply:
+            try:
+                self._task()
+            except SkillError:
+                return None
+        return self._live
+
+    def _task(self) -> LiveTask:
+        live = self._live
+        if live is not None:
+            return live
+        opening = self._undecided()
+        if opening.decided:
+            raise SkillError(
+                f"skill '{opening.skill}' has already answered without a task; there is no "
+                "task to change"
+            )
+        try:
+            live = opening.open()
+        except Exception as exc:
+            raise SkillError(f"skill '{opening.skill}' could not create its task: {exc}") from exc
+        self._live = live
+        if self._attach is not None:
+            self._attach(live)
+        self._execution.start_working(live)
+        return live
+
+    def _undecided(self) -> Opening:
+        assert self._opening is not None, "a run has a task or an opening"
+        return self._opening

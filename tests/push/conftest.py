@@ -13,7 +13,7 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from hub.config import PushSettings, ServerSettings, Settings
+from hub.config import AuthSettings, PushSettings, ServerSettings, Settings
 from hub.push import PushNotifier, Resolver
 from hub.server import create_app
 from hub.server.service import A2AService
@@ -81,10 +81,13 @@ class Hub:
         assert self.service.push is not None
         return self.service.push
 
-    async def call(self, method: str, params: Any, *, v03: bool = False) -> dict[str, Any]:
+    async def call(
+        self, method: str, params: Any, *, v03: bool = False, headers: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """A JSON-RPC call; returns the whole response document."""
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        response = await self.http.post(self.url, json=body, headers={} if v03 else V1)
+        sent = {**({} if v03 else V1), **(headers or {})}
+        response = await self.http.post(self.url, json=body, headers=sent)
         assert response.status_code == 200
         document: dict[str, Any] = response.json()
         return document
@@ -131,13 +134,16 @@ async def running_hub(
     skills: Sequence[Skill] = (),
     store: TaskStore | None = None,
     resolver: Resolver | None = None,
+    auth: AuthSettings | None = None,
 ) -> AsyncIterator[Hub]:
     """A hub with echo, interview and `skills`, served on a loopback socket."""
     served = {s.skill_id: s for s in (echo, interview, *skills)}
     built: list[Litestar] = []
 
     def build(url: str) -> Litestar:
-        settings = Settings(server=ServerSettings(public_url=url), push=push)
+        settings = Settings(
+            server=ServerSettings(public_url=url), push=push, auth=auth or AuthSettings()
+        )
         app = create_app(
             settings, store=store or MemoryTaskStore(), skills=served, push_resolver=resolver
         )

@@ -9,6 +9,8 @@ import logging
 import anyio
 import pytest
 
+from hub.skills import SkillContext, skill
+
 from .conftest import FAST, Pacer, running_hub, user_message
 from .receiver import WebhookReceiver
 
@@ -238,3 +240,37 @@ async def test_an_update_while_a_retry_waits_replaces_the_retried_state(
         await hub.push.wait_idle()
     assert final.state == "TASK_STATE_COMPLETED"
     assert len(webhook.at("/hook")) == 2
+
+
+@skill(
+    id="pinger", description="answers ping with a message, anything else as a task", reply="either"
+)
+async def pinger(ctx: SkillContext) -> str | None:
+    if ctx.text == "ping":
+        await ctx.reply("pong")
+        return None
+    return f"done: {ctx.text}"
+
+
+async def test_a_config_sent_with_a_message_answered_directly_is_neither_kept_nor_used(
+    receiver: Receiver,
+) -> None:
+    webhook, url = receiver
+    async with running_hub(skills=[pinger]) as hub:
+        params = {
+            "message": user_message("ping"),
+            "metadata": {"skill": "pinger"},
+            "configuration": {"taskPushNotificationConfig": {"url": f"{url}/reply"}},
+        }
+        reply = await hub.result("SendMessage", params)
+        assert reply["message"]["parts"] == [{"text": "pong"}]
+        task = await hub.send(
+            "hello", skill="pinger", taskPushNotificationConfig={"url": f"{url}/task"}
+        )
+        [delivered] = await webhook.wait_for(1, "/task")
+        await hub.push.wait_idle()
+        listed = await hub.result("ListTasks", {})
+    assert delivered.state == "TASK_STATE_COMPLETED"
+    assert delivered.task["id"] == task["id"]
+    assert [t["id"] for t in listed["tasks"]] == [task["id"]]
+    assert webhook.at("/reply") == []

@@ -11,11 +11,11 @@ import anyio
 
 from hub.config import ProcessSkillSettings
 from hub.errors import SkillError
-from hub.protocol import AgentSkill, Message, SendMessageRequest, TaskState, agent_message
+from hub.protocol import AgentSkill, TaskState, agent_message
 from hub.skills.process.command import build_argv, build_env, check_command
 from hub.skills.process.runner import run_process
 from hub.skills.process.session import Outcome, ProcessSession
-from hub.tasks import INTERRUPTED_BY_RESTART, TaskRun
+from hub.tasks import INTERRUPTED_BY_RESTART, ReplyMode, TaskRun
 
 __all__ = ["ProcessSkill", "RunSlots", "build_process_skill"]
 
@@ -72,11 +72,8 @@ class ProcessSkill:
         return self.card.id
 
     @property
-    def direct_reply(self) -> bool:
-        return False
-
-    async def reply(self, request: SendMessageRequest, context_id: str) -> Message:
-        raise SkillError(f"process skill '{self.skill_id}' answers with a task, not a message")
+    def reply_mode(self) -> ReplyMode:
+        return "task"
 
     async def run(self, run: TaskRun) -> None:
         if run.replaying:
