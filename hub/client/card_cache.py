@@ -195,7 +195,9 @@ class CardCache:
                 return entry.card
             if isinstance(exc, CardFetchError):
                 raise
-            raise CardFetchError(f"cannot read the agent card at {url}: {exc}") from exc
+            raise CardFetchError(
+                f"cannot read the agent card at {url}: {exc}", detail=exc.detail
+            ) from exc
         expires_at = self._expiry(response)
         self._entries[url] = _Entry(
             card=card,

@@ -78,7 +78,10 @@ class Execution:
                 if not (live.state.is_terminal or live.state.is_interrupted):
                     await self.change_status(live, TaskState.COMPLETED)
             except (SkillError, ClientError) as exc:
-                # A partner the skill called failed: its message names the partner and why.
+                # A partner the skill called failed: its message names the partner and the
+                # kind of fault; where it is and what it said go to the log only.
+                if isinstance(exc, ClientError):
+                    log.warning("task %s: skill %s: %s", live.task_id, live.skill, exc.for_log())
                 self.fail(live, str(exc))
             except InvalidTransitionError as exc:
                 log.info("task %s: skill %s: %s", live.task_id, live.skill, exc)
