@@ -143,6 +143,10 @@ class ProtocolError(HubError):
     a2a_defined: ClassVar[bool] = False
     """True for the errors the A2A spec defines (-32001 … -32009)."""
 
+    v03_code: int | None = None
+    """The code a 0.3 caller gets instead of `code`, where 0.3 names the same case with
+    another code (set on a partner's error the gateway passes on)."""
+
     def __init__(
         self,
         message: str,

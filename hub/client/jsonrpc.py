@@ -46,6 +46,7 @@ from hub.protocol import (
     v03,
 )
 from hub.protocol.v03 import translate
+from hub.protocol.v03.errors import code_to_v1
 
 __all__ = ["JsonRpcTransport"]
 
@@ -272,6 +273,9 @@ class JsonRpcTransport:
         code = error.get("code")
         code = code if isinstance(code, int) else 0
         message = str(error.get("message") or "no message")
+        if self._v03:
+            # Read in its 1.0 meaning, so every caller of the client sees one set of codes.
+            code = code_to_v1(code, message, method=method)
         return remote_error(
             self._agent,
             code=code,
@@ -282,12 +286,12 @@ class JsonRpcTransport:
             response=response,
         )
 
-    def _reject(self, response: httpx.Response) -> None:
+    def _reject(self, method: str, response: httpx.Response) -> None:
         if response.status_code in (429, 503):
             check_status(response, self._agent)
         document = _json_or_none(response)
         if document is not None:
-            self._unwrap(document, "stream", response)
+            self._unwrap(document, method, response)
         check_status(response, self._agent)
 
     @asynccontextmanager
@@ -297,7 +301,7 @@ class JsonRpcTransport:
         method = self._methods[operation]
         request = self._request(operation, params)
         async with open_event_stream(
-            self._http, request, agent_name=self._agent, reject=self._reject
+            self._http, request, agent_name=self._agent, reject=partial(self._reject, method)
         ) as source:
 
             async def events() -> AsyncIterator[StreamResponse]:

@@ -80,6 +80,8 @@ def jsonrpc_error(error: ProtocolError, *, v03: bool = False) -> dict[str, Any]:
         return {"code": error.code, "message": error.message, "data": _details(error)}
     # 0.3 has no -32008/-32009; its `data` is free-form.
     code = -32603 if error.code in _V03_UNKNOWN_CODES else error.code
+    if error.v03_code is not None:  # a partner's error, in the code 0.3 gives its case
+        code = error.v03_code
     body: dict[str, Any] = {"code": code, "message": error.message}
     if error.violations:
         body["data"] = {

@@ -2,12 +2,14 @@
 A2A errors the bindings render.
 
 A partner's own protocol error about the request keeps its code and the partner's message
-(TaskNotFound stays -32001, whatever version or binding either side speaks). A partner that
-answers something that is not A2A is -32006. A partner that cannot be reached, times out,
-is overloaded, fails inside or refuses the hub's own credentials is the hub's problem, not
-the caller's: it becomes a `PartnerUnavailableError` (-32603; HTTP 502, 503 or 504 on
-REST). Every message names the partner and the kind of fault, never its address or what
-its answer said: those are logged here, once.
+(TaskNotFound stays -32001, whatever version or binding either side speaks); where 0.3 and
+1.0 name the case with different codes (`hub.protocol.v03.errors`), the caller gets the
+code of its own version. A partner that answers something that is not A2A is -32006. A
+partner that cannot be reached, times out, is overloaded, fails inside or refuses the hub's
+own credentials is the hub's problem, not the caller's: it becomes a
+`PartnerUnavailableError` (-32603; HTTP 502, 503 or 504 on REST). Every message names the
+partner and the kind of fault, never its address or what its answer said: those are logged
+here, once.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from hub.errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from hub.protocol.v03.errors import code_to_v03
 
 __all__ = ["as_caller_error", "partner_errors"]
 
@@ -90,7 +93,11 @@ def as_caller_error(exc: ClientError | ProtocolError, agent_name: str) -> Protoc
     if isinstance(exc, RemoteRpcError) and not isinstance(exc, AgentBusyError):
         kept = _KEPT.get(exc.code) or _HTTP_KEPT.get(exc.code)
         if kept is not None:
-            return kept(str(exc), metadata=metadata)
+            error = kept(str(exc), metadata=metadata)
+            v03_code = code_to_v03(error.code, str(exc))
+            if v03_code != error.code:
+                error.v03_code = v03_code
+            return error
     if isinstance(exc, CircuitOpenError | AgentBusyError):
         log.info("gateway: %s", exc.for_log())
         wait = exc.retry_in if isinstance(exc, CircuitOpenError) else exc.retry_after or 1.0
