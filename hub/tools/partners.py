@@ -281,7 +281,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
                     outcome[name] = None
                 except ClientError as exc:
                     outcome[name] = str(exc)
-                    log.warning("partner '%s': %s", name, exc)
+                    log.warning("partner '%s': %s", name, exc.for_log())
 
         async with anyio.create_task_group() as group:
             for name in list(self._partners):

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from hub.client import A2AClient, user_message
+from hub.client import CARD_PATH, A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
@@ -28,7 +28,16 @@ from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
-from tests.client.faulty import FAULTS, KIND, FaultyPartner, assert_nothing_leaks, faulty_partner
+from tests.client.faulty import (
+    FAULTS,
+    INTERNAL,
+    KIND,
+    SECRET,
+    FaultyPartner,
+    assert_nothing_leaks,
+    faulty_partner,
+)
+from tests.client.scripted import Handler, respond
 
 pytestmark = pytest.mark.anyio
 
@@ -152,4 +161,48 @@ async def test_a_swarm_branch_names_the_partner_and_the_fault(
     assert branch["state"] == "error"
     assert branch["error"].startswith(f"agent 'faulty' {KIND[fault_of(request)]}")
     assert_nothing_leaks(task.to_json().decode() + json.dumps(report), partner)
+    assert_logged_once(caplog, partner)
+
+
+@pytest.mark.parametrize(
+    ("card", "kind"),
+    [
+        (
+            respond(302, b"", "text/plain", headers=[("location", f"http://{INTERNAL}/card")]),
+            "not A2A",
+        ),
+        (respond(200, b"<html>Welcome to nginx</html>", "text/html"), "not A2A"),
+        (respond(500, f"password={SECRET}".encode(), "text/plain"), "HTTP 500"),
+    ],
+    ids=["redirect", "html", "http-500"],
+)
+async def test_a_partner_whose_card_cannot_be_read_is_named_with_the_kind(
+    card: Handler, kind: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with faulty_partner("html") as partner:
+        partner.agent.routes[f"GET {CARD_PATH}"] = card
+        path = tmp_path / "agents.yaml"
+        path.write_text(
+            f"version: 1\nagents:\n  - name: faulty\n    url: {partner.url}\n", encoding="utf-8"
+        )
+        registry = load_registry(path)
+
+        def build(url: str) -> Litestar:
+            settings = Settings(
+                server=ServerSettings(public_url=url),
+                store=StoreSettings(kind="memory"),
+                default_skill="delegate",
+            )
+            return create_app(
+                settings,
+                store=MemoryTaskStore(),
+                skills={"delegate": delegate},
+                partners=Partners(registry),
+            )
+
+        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
+            task = await failed_task(await A2AClient.from_url(url, http=http), agent="faulty")
+
+    assert status_text(task) == f"agent 'faulty': its agent card could not be read ({kind})"
+    assert_nothing_leaks(task.to_json().decode(), partner)
     assert_logged_once(caplog, partner)
