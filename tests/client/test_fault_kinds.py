@@ -4,13 +4,14 @@ and what its answer said are in the error's detail, for the log, and nowhere els
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
 import pytest
 
 from hub.cli import main
-from hub.errors import ClientError, InvalidAgentResponseError
+from hub.errors import ClientError, InvalidAgentResponseError, RemoteRpcError
 from hub.registry import load_registry
 from hub.tools import Partners
 from tests.client.faulty import (
@@ -22,6 +23,7 @@ from tests.client.faulty import (
     assert_nothing_leaks,
     faulty_partner,
 )
+from tests.client.scripted import respond
 
 pytestmark = pytest.mark.anyio
 
@@ -71,3 +73,30 @@ async def test_a2a_hub_call_prints_the_partner_and_the_kind_only(
     assert exited.value.code == 1
     assert printed.err.startswith(f"a2a-hub: agent 'faulty' {KIND[fault]}"), printed.err
     assert_nothing_leaks(printed.out + printed.err, partner)
+
+
+@pytest.mark.parametrize(
+    ("code", "passed_on"),
+    [(-32603, False), (-32050, False), (-32001, True), (-32602, True)],
+)
+async def test_a_partners_own_error_passes_its_message_on_only_when_it_is_about_the_request(
+    code: int, passed_on: bool, tmp_path: Path
+) -> None:
+    async with faulty_partner("html", streaming=False) as partner:
+        error = {"code": code, "message": f"failed: password={SECRET} on {INTERNAL}"}
+        document = {"jsonrpc": "2.0", "id": 1, "error": error}
+        partner.agent.routes["SendMessage"] = respond(200, json.dumps(document).encode())
+        registry = load_registry(agents_yaml(tmp_path, partner))
+        async with Partners(registry) as partners:
+            with anyio.fail_after(20), pytest.raises(RemoteRpcError) as caught:
+                await partners["faulty"].call(message="hello")
+
+    assert caught.value.code == code
+    text = str(caught.value)
+    if passed_on:
+        assert text == f"agent 'faulty': SendMessage failed: {error['message']} (code {code})"
+    else:
+        assert text == f"agent 'faulty': SendMessage failed with an internal error (code {code})"
+        assert_nothing_leaks(text, partner)
+        assert caught.value.detail is not None
+        assert SECRET in caught.value.detail
