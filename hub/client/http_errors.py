@@ -65,9 +65,10 @@ __all__ = [
 _SNIPPET = 160
 
 # Protocol errors about the caller's request (its params, its task, an unsupported
-# operation): the partner's message says what to fix, so it is passed on. Any other code
-# (-32603, a code of the partner's own) is the partner's internal trouble: logged only.
-_REQUEST_CODES = frozenset({-32600, -32601, -32602, *range(-32009, -32000)})
+# operation, its credentials: -32000 is a hub's UNAUTHENTICATED): the partner's message says
+# what to fix, so it is passed on. Any other code (-32603, a code of the partner's own) is
+# the partner's internal trouble: logged only.
+_REQUEST_CODES = frozenset({-32600, -32601, -32602, *range(-32009, -32000), -32000})
 
 
 @contextmanager

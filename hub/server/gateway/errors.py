@@ -132,8 +132,8 @@ def partner_errors(agent_name: str) -> Iterator[None]:
     try:
         yield
     except ClientError as exc:  # an answer that is not A2A is a ProtocolError too
-        error = as_caller_error(exc, agent_name)
-        if isinstance(exc, ProtocolError):  # already the error the caller gets
+        error = as_caller_error(exc, agent_name)  # logs the details
+        if isinstance(exc, ProtocolError):  # not A2A: already the error the caller gets
             raise
         raise error from exc
     except ProtocolError as exc:
