@@ -27,7 +27,7 @@ HubError
 │   ├── PushNotificationNotSupportedError  -32003
 │   ├── UnsupportedOperationError          -32004
 │   ├── ContentTypeNotSupportedError       -32005
-│   ├── InvalidAgentResponseError          -32006
+│   ├── InvalidAgentResponseError          -32006  also a ClientError (see below)
 │   ├── ExtendedAgentCardNotConfiguredError -32007
 │   ├── ExtensionSupportRequiredError      -32008
 │   └── VersionNotSupportedError           -32009
@@ -40,6 +40,7 @@ HubError
     ├── AgentUnreachableError              no connection could be made (nothing was sent)
     ├── AgentTimeoutError                  the agent did not answer in time
     ├── ConnectionLostError                the connection broke after the request was sent
+    ├── InvalidAgentResponseError          its answer is not A2A (HTML, bad JSON, a redirect)
     ├── CardFetchError                     no valid agent card could be read from its URL
     ├── CircuitOpenError                   the agent failed repeatedly; calls are held back
     ├── NoSupportedInterfaceError          the card offers no interface this client speaks
@@ -49,8 +50,12 @@ HubError
 ```
 
 `InvalidAgentResponseError` doubles as the client's error for a partner whose reply breaks the
-protocol (an HTML page, invalid JSON, a wrong content type): the hub then reports -32006 to its
-own caller. Client errors are made from httpx errors in one place, `hub.client.http_errors`.
+protocol (an HTML page, invalid or truncated JSON, a redirect, a wrong envelope): it is a
+`ClientError` like every other partner fault, and the gateway reports it as -32006 to its own
+caller. Client errors are made from httpx errors and unusable answers in one place,
+`hub.client.http_errors`: a client error's message names the agent and the kind of fault
+and nothing else (it may reach the hub's callers); what else is known (the agent's URL, the
+socket error, what its answer said) is in its `detail`, for the hub's log.
 
 A `ProtocolError` is turned into a JSON-RPC error or a `google.rpc.Status` body in one place
 (`hub.server.errors`); everything else that reaches a request boundary becomes `InternalError`
@@ -137,6 +142,10 @@ class ProtocolError(HubError):
     rpc_status: ClassVar[str] = "INTERNAL"
     a2a_defined: ClassVar[bool] = False
     """True for the errors the A2A spec defines (-32001 … -32009)."""
+
+    v03_code: int | None = None
+    """The code a 0.3 caller gets instead of `code`, where 0.3 names the same case with
+    another code (set on a partner's error the gateway passes on)."""
 
     def __init__(
         self,
@@ -357,11 +366,45 @@ class ContentTypeNotSupportedError(_A2AError):
     rpc_status = "INVALID_ARGUMENT"
 
 
-class InvalidAgentResponseError(_A2AError):
+class ClientError(HubError):
+    """A call from the hub (or its CLI) to another agent failed.
+
+    The message names the agent and the kind of fault, and may be shown to the hub's callers;
+    it never holds the agent's address, a socket error or what the agent's answer said.
+
+    Attributes:
+        detail: what else is known, for the hub's log only: the agent's URL, the underlying
+            exception, a snippet of its answer. None when the message says it all.
+    """
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+    def for_log(self) -> str:
+        """The message with its detail, as the hub's log records the fault."""
+        return f"{self} [{self.detail}]" if self.detail else str(self)
+
+
+class InvalidAgentResponseError(_A2AError, ClientError):
+    """The agent answered something that is not A2A: an HTML page, invalid or truncated JSON,
+    a redirect, a JSON-RPC envelope without a result, a result that does not match the
+    schema. The gateway passes it on as -32006."""
+
     code = -32006
     reason = "INVALID_AGENT_RESPONSE"
     http_status = 500
     rpc_status = "INTERNAL"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        metadata: dict[str, str] | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message, metadata=metadata)
+        self.detail = detail
 
 
 class ExtendedAgentCardNotConfiguredError(_A2AError):
@@ -399,10 +442,6 @@ class StoreError(HubError):
     """The task store failed to read or write."""
 
 
-class ClientError(HubError):
-    """A call from the hub (or its CLI) to another agent failed."""
-
-
 class AgentUnreachableError(ClientError):
     """No connection to the agent could be made."""
 
@@ -412,15 +451,19 @@ class AgentTimeoutError(ClientError):
 
 
 class RemoteRpcError(ClientError):
-    """The agent answered with a protocol error.
+    """The agent answered with a protocol error, or with an HTTP error status.
 
     Attributes:
-        code: the JSON-RPC code (or HTTP status for a REST error).
+        code: the A2A or JSON-RPC code, in its A2A 1.0 meaning (a 0.3 agent's code is
+            translated where 0.3 names the case differently); or the HTTP status, when the
+            answer held no protocol error.
         data: the error's `data` member as received.
     """
 
-    def __init__(self, message: str, *, code: int, data: object = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, code: int, data: object = None, detail: str | None = None
+    ) -> None:
+        super().__init__(message, detail=detail)
         self.code = code
         self.data = data
 
@@ -433,9 +476,15 @@ class AgentBusyError(RemoteRpcError):
     """
 
     def __init__(
-        self, message: str, *, code: int, data: object = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        code: int,
+        data: object = None,
+        retry_after: float | None = None,
+        detail: str | None = None,
     ) -> None:
-        super().__init__(message, code=code, data=data)
+        super().__init__(message, code=code, data=data, detail=detail)
         self.retry_after = retry_after
 
 

@@ -5,7 +5,7 @@ from hub.client.card_cache import CARD_PATH, CardCache, CardListener, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
 from hub.client.guard import GuardedTransport, UrlGuard
 from hub.client.http_client import build_http_client
-from hub.client.http_errors import translate_http_errors
+from hub.client.http_errors import fault_of, translate_http_errors
 from hub.client.interface import choose_interface
 from hub.client.jsonrpc import JsonRpcTransport
 from hub.client.rest import RestTransport
@@ -35,6 +35,7 @@ __all__ = [
     "build_http_client",
     "card_url",
     "choose_interface",
+    "fault_of",
     "translate_http_errors",
     "user_message",
 ]

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from hub.client.http_errors import check_status, read_json, translate_http_errors
 from hub.client.retry import RetryPolicy
-from hub.errors import CardFetchError, ClientError, InvalidAgentResponseError
+from hub.errors import CardFetchError, ClientError
 from hub.protocol import AgentCard
 from hub.protocol.v03.translate import card_to_v1
 
@@ -185,17 +185,21 @@ class CardCache:
                 return entry.card
             check_status(response, url)
             card, raw = self._validate(url, response)
-        except (ClientError, InvalidAgentResponseError) as exc:
+        except ClientError as exc:  # an answer that is not A2A included
             now = self._clock()
             if entry is not None and now < entry.stale_until:
                 log.warning(
-                    "agent card %s could not be refreshed (%s); serving the cached card", url, exc
+                    "agent card %s could not be refreshed (%s); serving the cached card",
+                    url,
+                    exc.for_log(),
                 )
                 entry.expires_at = now + self._retry_stale_after
                 return entry.card
             if isinstance(exc, CardFetchError):
                 raise
-            raise CardFetchError(f"cannot read the agent card at {url}: {exc}") from exc
+            raise CardFetchError(
+                f"cannot read the agent card at {url}: {exc}", detail=exc.detail
+            ) from exc
         expires_at = self._expiry(response)
         self._entries[url] = _Entry(
             card=card,

@@ -33,6 +33,7 @@ from hub.errors import UnsafeUrlError
 
 __all__ = [
     "CheckedUrl",
+    "GuardRefusalError",
     "GuardedTransport",
     "Resolver",
     "UrlGuard",
@@ -234,6 +235,11 @@ class UrlGuard:
         )
 
 
+class GuardRefusalError(httpx.ConnectError):
+    """The guard refused a request's URL before anything was sent. Its message says why
+    without naming an address, so the hub's client may pass it on to the caller."""
+
+
 class GuardedTransport(httpx.AsyncBaseTransport):
     """An httpx transport that checks every request's URL with a `UrlGuard` first and sends
     it to an address just checked, with the original `Host` header and TLS server name.
@@ -255,9 +261,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         try:
             checked = await self._guard.resolve(self._guard.parse(str(request.url)))
         except UnsafeUrlError as exc:
-            raise httpx.ConnectError(str(exc), request=request) from None
+            raise GuardRefusalError(str(exc), request=request) from None
         except OSError:
-            raise httpx.ConnectError(
+            raise GuardRefusalError(
                 f"the host {request.url.host!r} does not resolve", request=request
             ) from None
         request.headers["Host"] = checked.host_header

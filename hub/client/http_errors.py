@@ -1,8 +1,29 @@
 """The one place where httpx failures and unusable HTTP answers become hub errors.
 
 Every transport runs its I/O inside `translate_http_errors(agent_name)` and hands each
-response to `check_status` / `read_json`, so a partner that is down, slow, cut off or
-answering garbage always surfaces as an error from `hub.errors` that names the partner.
+response to `check_status` / `read_json`, and each protocol error it finds to `remote_error`,
+so a partner that is down, slow, cut off or answering garbage always surfaces as an error
+from `hub.errors` that names the partner. The kinds of fault, and what a caller learns:
+
+- no connection (refused, DNS): `AgentUnreachableError`, "agent 'x' is unreachable";
+- no answer in time: `AgentTimeoutError`, "agent 'x' did not answer in time (ReadTimeout)";
+- the connection cut mid-answer: `ConnectionLostError`, "the connection to agent 'x' broke
+  before its answer was complete";
+- HTTP 429 or 503: `AgentBusyError`, "agent 'x' is busy (HTTP 503)";
+- any other HTTP error status: `RemoteRpcError`, "agent 'x' answered HTTP 500";
+- not A2A (an HTML page, invalid or truncated JSON, a redirect, a wrong envelope, a result
+  that does not match the schema): `InvalidAgentResponseError`, "agent 'x' answered
+  something that is not A2A (HTTP 200, text/html)";
+- a protocol error about the request (invalid params, task not found, ...): `RemoteRpcError`
+  with the partner's code and its own message;
+- any other protocol error (-32603, a code of the partner's own): `RemoteRpcError`, "agent
+  'x': SendMessage failed with an internal error (code -32603)".
+
+The partner's URL, the socket error and what its answer said never go into a message: they
+are the error's `detail`, for the hub's log. Redirects are never followed (a partner's card
+URL or interface URL that redirects is a fault naming the status): the URLs in agents.yaml
+and in a card are meant to be the final ones, and a redirect could lead a call, with its
+credentials, anywhere.
 """
 
 from __future__ import annotations
@@ -16,10 +37,14 @@ from typing import Any
 
 import httpx
 
+from hub.client.guard import GuardRefusalError
 from hub.errors import (
     AgentBusyError,
     AgentTimeoutError,
     AgentUnreachableError,
+    CardFetchError,
+    CircuitOpenError,
+    ClientError,
     ConnectionLostError,
     InvalidAgentResponseError,
     RemoteRpcError,
@@ -27,15 +52,23 @@ from hub.errors import (
 
 __all__ = [
     "check_status",
+    "fault_of",
     "invalid_response",
     "read_json",
+    "remote_error",
     "retry_after_seconds",
     "translate_http_errors",
 ]
 
-# How much of an unexpected body goes into an error message: enough to recognise an error
+# How much of an unexpected body goes into an error's detail: enough to recognise an error
 # page, too little for a hostile partner to flood a log.
 _SNIPPET = 160
+
+# Protocol errors about the caller's request (its params, its task, an unsupported
+# operation, its credentials: -32000 is a hub's UNAUTHENTICATED): the partner's message says
+# what to fix, so it is passed on. Any other code (-32603, a code of the partner's own) is
+# the partner's internal trouble: logged only.
+_REQUEST_CODES = frozenset({-32600, -32601, -32602, *range(-32009, -32000), -32000})
 
 
 @contextmanager
@@ -53,16 +86,19 @@ def translate_http_errors(agent_name: str) -> Iterator[None]:
     """
     try:
         yield
+    except GuardRefusalError as exc:
+        # The guard's reason names the host the caller gave, never an address: it is kept.
+        raise AgentUnreachableError(
+            f"agent '{agent_name}' is unreachable ({exc})", detail=_describe(exc)
+        ) from exc
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         raise AgentUnreachableError(
-            f"agent '{agent_name}' is unreachable ({exc or type(exc).__name__}); check that it "
-            "is running "
-            "and that its URL is right"
+            f"agent '{agent_name}' is unreachable", detail=_describe(exc)
         ) from exc
     except httpx.TimeoutException as exc:
         raise AgentTimeoutError(
-            f"agent '{agent_name}' did not answer in time ({type(exc).__name__}); raise its "
-            "timeout if it is just slow"
+            f"agent '{agent_name}' did not answer in time ({type(exc).__name__})",
+            detail=_describe(exc),
         ) from exc
     except httpx.RemoteProtocolError as exc:
         text = str(exc)
@@ -70,25 +106,70 @@ def translate_http_errors(agent_name: str) -> Iterator[None]:
         # other protocol error means the bytes were not HTTP at all.
         if "peer closed" in text or "incomplete" in text:
             raise ConnectionLostError(
-                f"agent '{agent_name}' closed the connection before its answer was complete"
+                f"the connection to agent '{agent_name}' broke before its answer was complete",
+                detail=_describe(exc),
             ) from exc
-        raise invalid_response(agent_name, f"its answer is not valid HTTP ({text})") from exc
+        raise invalid_response(agent_name, "not valid HTTP", detail=_describe(exc)) from exc
     except (httpx.ReadError, httpx.WriteError, httpx.CloseError) as exc:
         raise ConnectionLostError(
-            f"the connection to agent '{agent_name}' broke ({_describe(exc)})"
+            f"the connection to agent '{agent_name}' broke", detail=_describe(exc)
         ) from exc
     except httpx.TransportError as exc:
         raise AgentUnreachableError(
-            f"agent '{agent_name}' cannot be called ({_describe(exc)})"
+            f"agent '{agent_name}' cannot be called", detail=_describe(exc)
         ) from exc
 
 
-def invalid_response(agent_name: str, problem: str) -> InvalidAgentResponseError:
-    """The error for a reply that breaks the protocol, naming the partner."""
+def invalid_response(
+    agent_name: str,
+    problem: str,
+    *,
+    response: httpx.Response | None = None,
+    detail: str | None = None,
+) -> InvalidAgentResponseError:
+    """The error for an answer that is not A2A, naming the partner and what kind of answer it
+    was (`problem`: a few words, never the answer itself); `response` puts where it came from
+    and what it said into the detail."""
+    if response is not None:
+        detail = "; ".join(part for part in (_answer(response), detail) if part)
     return InvalidAgentResponseError(
-        f"agent '{agent_name}' sent an invalid A2A response: {problem}",
+        f"agent '{agent_name}' answered something that is not A2A ({problem})",
         metadata={"agent": agent_name},
+        detail=detail,
     )
+
+
+def remote_error(
+    agent_name: str,
+    *,
+    code: int,
+    message: str,
+    label: str,
+    operation: str | None = None,
+    data: object = None,
+    response: httpx.Response | None = None,
+) -> RemoteRpcError:
+    """The error for a protocol error the partner answered with.
+
+    Args:
+        agent_name: the partner.
+        code: the error's code (A2A or JSON-RPC; the HTTP status for a REST error that
+            names no A2A reason).
+        message: the partner's message: passed on for an error about the request (invalid
+            params, task not found, ...), kept for the log otherwise.
+        label: how the error names itself (`code -32001`, `TASK_NOT_FOUND`).
+        operation: the operation refused, when the binding names it.
+        data: the error's `data`, as received.
+        response: the HTTP answer it came in, for the detail.
+    """
+    what = f"{operation} failed" if operation else "the call failed"
+    if code in _REQUEST_CODES or 400 <= code < 500:
+        text = f"agent '{agent_name}': {what}: {message} ({label})"
+    else:
+        text = f"agent '{agent_name}': {what} with an internal error ({label})"
+    where = _where(response.request) if response is not None and _has_request(response) else None
+    detail = "; ".join(part for part in (where, f"its message: {message!r}") if part)
+    return RemoteRpcError(text, code=code, data=data, detail=detail)
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -106,55 +187,117 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def check_status(response: httpx.Response, agent_name: str) -> None:
-    """Raise for an HTTP error status whose body the transport did not recognise.
+    """Raise for a redirect or an HTTP error status whose body the transport did not
+    recognise.
 
     Call it after the transport has looked for a protocol error in the body (a JSON-RPC
     error, a `google.rpc.Status`): what is left is a plain HTTP failure.
 
     Raises:
+        InvalidAgentResponseError: a redirect (3xx), which the hub does not follow.
         AgentBusyError: 429 or 503, with the partner's `Retry-After`.
         RemoteRpcError: any other status of 400 or above, its code the HTTP status.
     """
     status = response.status_code
+    _refuse_redirect(response, agent_name)
     if status < 400:
         return
-    detail = _body_snippet(response)
     if status in (429, 503):
         raise AgentBusyError(
-            f"agent '{agent_name}' is busy (HTTP {status}){detail}",
+            f"agent '{agent_name}' is busy (HTTP {status})",
             code=status,
             retry_after=retry_after_seconds(response.headers.get("retry-after")),
+            detail=_answer(response),
         )
-    raise RemoteRpcError(f"agent '{agent_name}' answered HTTP {status}{detail}", code=status)
+    raise RemoteRpcError(
+        f"agent '{agent_name}' answered HTTP {status}", code=status, detail=_answer(response)
+    )
 
 
 def read_json(response: httpx.Response, agent_name: str) -> Any:
-    """The response body as JSON, or a clear error when it is an HTML page or not JSON."""
-    content_type = response.headers.get("content-type", "")
-    media_type = content_type.split(";", 1)[0].strip().lower()
+    """The response body as JSON, or a clear error when it is a redirect, an HTML page or
+    not JSON."""
+    _refuse_redirect(response, agent_name)
+    media_type = _media_type(response)
     if media_type and not (media_type.endswith("/json") or media_type.endswith("+json")):
         raise invalid_response(
-            agent_name,
-            f"HTTP {response.status_code} with content type '{media_type}', not JSON"
-            f"{_body_snippet(response)}",
+            agent_name, f"HTTP {response.status_code}, {media_type}", response=response
         )
     try:
         return json.loads(response.content)
     except ValueError:
         raise invalid_response(
-            agent_name, f"HTTP {response.status_code} body is not JSON{_body_snippet(response)}"
+            agent_name, f"HTTP {response.status_code}, invalid JSON", response=response
         ) from None
+
+
+def fault_of(error: ClientError) -> str:
+    """The kind of fault behind `error`, in a few words a caller may see (`unreachable`,
+    `timed out`, `HTTP 500`, `not A2A`, ...); a card that could not be read, by its cause."""
+    if isinstance(error, CardFetchError):
+        cause = error.__cause__
+        return fault_of(cause) if isinstance(cause, ClientError) else "not a valid agent card"
+    if isinstance(error, AgentUnreachableError):
+        return "unreachable"
+    if isinstance(error, AgentTimeoutError):
+        return "timed out"
+    if isinstance(error, ConnectionLostError):
+        return "connection lost"
+    if isinstance(error, InvalidAgentResponseError):
+        return "not A2A"
+    if isinstance(error, CircuitOpenError):
+        return "circuit open"
+    if isinstance(error, RemoteRpcError):
+        return f"HTTP {error.code}" if error.code > 0 else f"error {error.code}"
+    return "failed"
+
+
+def _refuse_redirect(response: httpx.Response, agent_name: str) -> None:
+    if 300 <= response.status_code < 400:
+        raise invalid_response(
+            agent_name,
+            f"HTTP {response.status_code}, a redirect, which the hub does not follow",
+            response=response,
+            detail=f"Location: {response.headers.get('location', '(none)')}",
+        )
+
+
+def _media_type(response: httpx.Response) -> str:
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _where(request: httpx.Request | None) -> str | None:
+    return f"{request.method} {request.url}" if request is not None else None
 
 
 def _describe(exc: httpx.HTTPError) -> str:
     text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _body_snippet(response: httpx.Response) -> str:
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     try:
-        text = response.text
+        where = _where(exc.request)
+    except RuntimeError:  # an error raised before a request was attached
+        where = None
+    return f"{where}: {what}" if where else what
+
+
+def _answer(response: httpx.Response) -> str:
+    """Where the answer came from, its status and type, and the start of its body."""
+    where = _where(response.request) if _has_request(response) else None
+    head = f"HTTP {response.status_code} {_media_type(response) or '(no content type)'}"
+    parts = [part for part in (where, head) if part]
+    try:
+        text = " ".join(response.text.split())[:_SNIPPET]
     except (httpx.ResponseNotRead, UnicodeDecodeError):
-        return ""
-    text = " ".join(text.split())[:_SNIPPET]
-    return f": {text!r}" if text else ""
+        text = ""
+    if text:
+        parts.append(f"body {text!r}")
+    return "; ".join(parts)
+
+
+def _has_request(response: httpx.Response) -> bool:
+    try:
+        response.request  # noqa: B018 - the property raises when no request is attached
+    except RuntimeError:
+        return False
+    return True

@@ -21,6 +21,7 @@ from hub.client.http_errors import (
     check_status,
     invalid_response,
     read_json,
+    remote_error,
     translate_http_errors,
 )
 from hub.client.transport import EventStream, TransportOptions, open_event_stream
@@ -45,6 +46,7 @@ from hub.protocol import (
     v03,
 )
 from hub.protocol.v03 import translate
+from hub.protocol.v03.errors import code_to_v1
 
 __all__ = ["JsonRpcTransport"]
 
@@ -197,7 +199,7 @@ class JsonRpcTransport:
     async def extended_card(self) -> AgentCard:
         result = await self._call("card", {} if self._v03 else self._tenant_params())
         if not isinstance(result, dict):
-            raise invalid_response(self._agent, "the extended card is not a JSON object")
+            raise invalid_response(self._agent, "an extended card that is not a JSON object")
         return self._parse(lambda: translate.card_to_v1(result))
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -253,19 +255,43 @@ class JsonRpcTransport:
 
     def _unwrap(self, document: Any, method: str, response: httpx.Response | None) -> Any:
         if isinstance(document, dict) and isinstance(document.get("error"), dict):
-            raise _remote_error(self._agent, method, document["error"])
+            raise self._remote_error(method, document["error"], response)
         if response is not None:
             check_status(response, self._agent)
         if not isinstance(document, dict) or "result" not in document:
-            raise invalid_response(self._agent, f"{method} answer is not a JSON-RPC response")
+            status = f"HTTP {response.status_code}, " if response is not None else ""
+            raise invalid_response(
+                self._agent, f"{status}not a JSON-RPC response to {method}", response=response
+            )
         return document["result"]
 
-    def _reject(self, response: httpx.Response) -> None:
+    def _remote_error(
+        self, method: str, error: Any, response: httpx.Response | None
+    ) -> RemoteRpcError:
+        if not isinstance(error, dict):
+            error = {}
+        code = error.get("code")
+        code = code if isinstance(code, int) else 0
+        message = str(error.get("message") or "no message")
+        if self._v03:
+            # Read in its 1.0 meaning, so every caller of the client sees one set of codes.
+            code = code_to_v1(code, message, method=method)
+        return remote_error(
+            self._agent,
+            code=code,
+            message=message,
+            label=f"code {code}",
+            operation=method,
+            data=error.get("data"),
+            response=response,
+        )
+
+    def _reject(self, method: str, response: httpx.Response) -> None:
         if response.status_code in (429, 503):
             check_status(response, self._agent)
         document = _json_or_none(response)
         if document is not None:
-            self._unwrap(document, "stream", response)
+            self._unwrap(document, method, response)
         check_status(response, self._agent)
 
     @asynccontextmanager
@@ -275,7 +301,7 @@ class JsonRpcTransport:
         method = self._methods[operation]
         request = self._request(operation, params)
         async with open_event_stream(
-            self._http, request, agent_name=self._agent, reject=self._reject
+            self._http, request, agent_name=self._agent, reject=partial(self._reject, method)
         ) as source:
 
             async def events() -> AsyncIterator[StreamResponse]:
@@ -283,12 +309,16 @@ class JsonRpcTransport:
                     try:
                         document = json.loads(sse.data)
                     except ValueError:
-                        raise invalid_response(self._agent, "a stream event is not JSON") from None
+                        raise invalid_response(
+                            self._agent,
+                            "a stream event that is not JSON",
+                            detail=f"event {sse.data[:160]!r}",
+                        ) from None
                     if sse.event == "error" and isinstance(document, dict):
                         # The SDK sends a failure mid-stream as `event: error` holding the bare
                         # JSON-RPC error object.
                         error = document.get("error", document)
-                        raise _remote_error(self._agent, method, error)
+                        raise self._remote_error(method, error, None)
                     result = self._unwrap(document, method, None)
                     yield self._parse(partial(self._event, result))
 
@@ -305,7 +335,9 @@ class JsonRpcTransport:
         except (ValidationError, ValueError, TypeError) as exc:
             count = exc.error_count() if isinstance(exc, ValidationError) else 1
             raise invalid_response(
-                self._agent, f"the result does not match the A2A schema ({count} problems)"
+                self._agent,
+                f"a result that does not match the A2A schema: {count} problems",
+                detail=str(exc)[:500],
             ) from exc
 
 
@@ -314,15 +346,3 @@ def _json_or_none(response: httpx.Response) -> Any:
         return json.loads(response.content)
     except ValueError:
         return None
-
-
-def _remote_error(agent_name: str, method: str, error: Any) -> RemoteRpcError:
-    if not isinstance(error, dict):
-        return RemoteRpcError(f"agent '{agent_name}': {method} failed", code=0)
-    code = error.get("code")
-    message = error.get("message") or "no message"
-    return RemoteRpcError(
-        f"agent '{agent_name}': {method} failed: {message} (code {code})",
-        code=code if isinstance(code, int) else 0,
-        data=error.get("data"),
-    )

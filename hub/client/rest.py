@@ -17,7 +17,13 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from hub.client.http_errors import check_status, invalid_response, read_json, translate_http_errors
+from hub.client.http_errors import (
+    check_status,
+    invalid_response,
+    read_json,
+    remote_error,
+    translate_http_errors,
+)
 from hub.client.transport import EventStream, TransportOptions, open_event_stream
 from hub.errors import ProtocolError, RemoteRpcError
 from hub.protocol import (
@@ -137,7 +143,7 @@ class RestTransport:
     async def extended_card(self) -> AgentCard:
         result = await self._call("GET", "/extendedAgentCard")
         if not isinstance(result, dict):
-            raise invalid_response(self._agent, "the extended card is not a JSON object")
+            raise invalid_response(self._agent, "an extended card that is not a JSON object")
         return self._parse(lambda: card_to_v1(result))
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -187,7 +193,7 @@ class RestTransport:
                 document = None
             error = document.get("error") if isinstance(document, dict) else None
             if isinstance(error, dict):
-                raise _status_error(self._agent, status, error)
+                raise _status_error(self._agent, status, error, response)
         check_status(response, self._agent)
 
     @asynccontextmanager
@@ -207,7 +213,7 @@ class RestTransport:
                         except ValueError:
                             error = {}
                         inner = error.get("error", error) if isinstance(error, dict) else {}
-                        raise _status_error(self._agent, 500, inner)
+                        raise _status_error(self._agent, 500, inner, None)
                     yield self._parse(partial(StreamResponse.model_validate_json, sse.data))
 
             yield events()
@@ -218,11 +224,15 @@ class RestTransport:
         except (ValidationError, ValueError, TypeError) as exc:
             count = exc.error_count() if isinstance(exc, ValidationError) else 1
             raise invalid_response(
-                self._agent, f"the answer does not match the A2A schema ({count} problems)"
+                self._agent,
+                f"an answer that does not match the A2A schema: {count} problems",
+                detail=str(exc)[:500],
             ) from exc
 
 
-def _status_error(agent_name: str, http_status: int, error: dict[str, Any]) -> RemoteRpcError:
+def _status_error(
+    agent_name: str, http_status: int, error: dict[str, Any], response: httpx.Response | None
+) -> RemoteRpcError:
     reason = next(
         (
             detail.get("reason")
@@ -233,10 +243,13 @@ def _status_error(agent_name: str, http_status: int, error: dict[str, Any]) -> R
     )
     code = _CODE_OF_REASON.get(reason, http_status) if isinstance(reason, str) else http_status
     message = error.get("message") or error.get("status") or f"HTTP {http_status}"
-    return RemoteRpcError(
-        f"agent '{agent_name}' answered {reason or error.get('status') or http_status}: {message}",
+    return remote_error(
+        agent_name,
         code=code,
+        message=str(message),
+        label=str(reason or error.get("status") or f"HTTP {http_status}"),
         data=error,
+        response=response,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Protocol
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
-from hub.client.http_errors import invalid_response, translate_http_errors
+from hub.client.http_errors import check_status, invalid_response, translate_http_errors
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -140,9 +140,13 @@ async def open_event_stream(
         if media_type != "text/event-stream":
             with translate_http_errors(agent_name):
                 await response.aread()
+            check_status(response, agent_name)  # a redirect, which no binding reads
             reject(response)
             raise invalid_response(
-                agent_name, f"a stream was expected, got HTTP {response.status_code} {media_type}"
+                agent_name,
+                f"HTTP {response.status_code}, {media_type or 'no content type'} where an event "
+                "stream was expected",
+                response=response,
             )
         yield _events(response, agent_name)
     finally:

@@ -86,6 +86,8 @@ def jsonrpc_error(error: ProtocolError, *, v03: bool = False) -> dict[str, Any]:
         data["reason"] = error.reason
         if error.metadata:
             data["metadata"] = error.metadata
+    if error.v03_code is not None:  # a partner's error, in the code 0.3 gives its case
+        body["code"] = error.v03_code
     if error.violations:
         data["fieldViolations"] = [
             {"field": field, "description": problem} for field, problem in error.violations

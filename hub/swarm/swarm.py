@@ -22,6 +22,7 @@ branch is reported, not raised: the swarm fails only when its strategy cannot gi
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import time
 from collections import Counter
@@ -40,6 +41,8 @@ __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
 
 Strategy = Literal["broadcast", "race", "vote", "best_of", "map", "chain"]
 STRATEGIES: tuple[str, ...] = ("broadcast", "race", "vote", "best_of", "map", "chain")
+
+log = logging.getLogger("hub.swarm")
 
 _END_PUNCTUATION = re.compile(r"[\s.!?;:,'\"]+$")
 _NUMBER = re.compile(r"\d+")
@@ -209,6 +212,9 @@ class _Runner:
                 branch.state = "timeout"
                 branch.error = f"no answer within {self.branch_deadline:g} s"
             except (ClientError, ProtocolError, HubError) as exc:
+                # The branch tells the partner and the kind of fault; the log, the details.
+                if isinstance(exc, ClientError):
+                    log.warning("swarm branch '%s': %s", branch.agent, exc.for_log())
                 branch.state, branch.error = "error", str(exc)
             except anyio.get_cancelled_exc_class():
                 # The swarm stopped this branch (a race was won, the deadline passed); the
@@ -321,6 +327,8 @@ async def _judge(
     try:
         verdict = await judge.call(message=prompt)
     except (ClientError, ProtocolError) as exc:
+        if isinstance(exc, ClientError):
+            log.warning("swarm judge '%s': %s", judge.name, exc.for_log())
         return _finish("best_of", branches, f"the judge '{judge.name}' failed: {exc}")
     match = _NUMBER.search(verdict.text or "")
     choice = int(match.group()) if match else 0

@@ -90,7 +90,10 @@ class Execution:
                 if live is not None and not (live.state.is_terminal or live.state.is_interrupted):
                     await self.change_status(live, TaskState.COMPLETED)
             except (SkillError, ClientError) as exc:
-                # A partner the skill called failed: its message names the partner and why.
+                # A partner the skill called failed: its message names the partner and the
+                # kind of fault; where it is and what it said go to the log only.
+                if isinstance(exc, ClientError):
+                    log.warning("task %s: skill %s: %s", run.task_id, run.skill, exc.for_log())
                 self._fail_run(run, str(exc))
             except InvalidTransitionError as exc:
                 log.info("task %s: skill %s: %s", run.task_id, run.skill, exc)

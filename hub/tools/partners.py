@@ -38,6 +38,7 @@ from hub.client import (
     RetryPolicy,
     Timeouts,
     build_http_client,
+    fault_of,
 )
 from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
 from hub.protocol import AgentCard
@@ -232,8 +233,11 @@ class Partners(Mapping[str, RemoteAgentTool]):
         try:
             card = await read(self._card_url(entry), headers=entry.auth.http_headers())
         except CardFetchError as exc:
-            # Named as agents.yaml names the partner, not only by its URL.
-            raise CardFetchError(f"agent '{name}': {exc}") from exc
+            # Named as agents.yaml names the partner; its URL is for the log only.
+            raise CardFetchError(
+                f"agent '{name}': its agent card could not be read ({fault_of(exc)})",
+                detail=exc.for_log(),
+            ) from exc
         self._observe(partner, card)
         return card
 
@@ -277,7 +281,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
                     outcome[name] = None
                 except ClientError as exc:
                     outcome[name] = str(exc)
-                    log.warning("partner '%s': %s", name, exc)
+                    log.warning("partner '%s': %s", name, exc.for_log())
 
         async with anyio.create_task_group() as group:
             for name in list(self._partners):
@@ -297,7 +301,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             chosen = client.interface
             interface = f"{chosen.protocol_binding} {client.protocol_version} {chosen.url}"
         except ClientError as exc:
-            error = str(exc)
+            error = exc.for_log()  # for the operator: where the partner is and what it said
         card_ms = (time.perf_counter() - started) * 1000
         snapshot = partner.breaker.snapshot()
         if error is None and snapshot.state.value == "open":
