@@ -172,7 +172,7 @@ class _Relay:
                 chunk.artifact.name,
                 chunk.artifact.artifact_id,
                 append=chunk.append,
-                last_chunk=chunk.last_chunk or not chunk.append,
+                last_chunk=chunk.last_chunk,
             )
 
     async def _status(self, state: TaskState, message: Any) -> None:
