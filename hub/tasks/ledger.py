@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 
 from hub.errors import HubError
 from hub.protocol import TERMINAL_STATES, TaskState
@@ -208,11 +208,12 @@ class DelegationLedger:
 
     # -- writing ---------------------------------------------------------------------------
 
-    async def run(self) -> None:
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Write queued lines as they come, and run the work handed to the ledger
         (`start_soon`), until canceled (the task manager's group)."""
         async with anyio.create_task_group() as group:
             self._group = group
+            task_status.started()
             try:
                 while True:
                     await self._wake.wait()
