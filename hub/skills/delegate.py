@@ -1,7 +1,9 @@
 """The built-in `delegate` skill: hand the message to the partner best suited to it.
 
-The partner is the one `metadata.agent` names, or the router's first choice (by
-`metadata.tags`, `metadata.agentSkill` and the message's words). The partner's status and
+The partner is the one `metadata.agent` names (in the request's or the message's metadata;
+a named partner that is unknown, down or refuses fails the task, there is no fallback), or
+the router's first choice (by `metadata.tags`, `metadata.agentSkill` and the message's
+words). The partner's status and
 artifact events become the hub task's own updates, each marked with `metadata.agent`; its
 questions (input-required, auth-required) become the hub task's, and the caller's answer goes
 back down to the partner. A later message in the same hub context continues the same
@@ -11,6 +13,7 @@ conversation with that partner. Canceling the hub task cancels the partner's tas
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -21,6 +24,7 @@ from hub.protocol.trace import current_scope
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.swarm import RouteRequest, ScoringRouter
+from hub.tasks.choice import routing_metadata
 from hub.tools import Partners, StatsBook
 from hub.tools.result import state_name
 
@@ -42,7 +46,8 @@ _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
 )
 async def delegate(ctx: SkillContext) -> None:
     partners = ctx.agents
-    name = await _choose(ctx, partners)
+    options = routing_metadata(ctx.metadata, ctx.message.metadata)
+    name = await _choose(ctx, partners, options)
     tool = partners[name]
     # A client may choose its contextId, so one caller's context id can be another's: the
     # partner conversation is kept per caller, and no caller continues another's.
@@ -52,7 +57,7 @@ async def delegate(ctx: SkillContext) -> None:
     partner_context = partners.conversations.get(conversation, name)
     if partner_context:
         arguments["context_id"] = partner_context
-    agent_skill = ctx.metadata.get("agentSkill")
+    agent_skill = options.get("agentSkill")
     if isinstance(agent_skill, str):
         arguments["skill"] = agent_skill
     if ctx.data:
@@ -97,10 +102,11 @@ async def delegate(ctx: SkillContext) -> None:
         raise SkillError(f"partner '{name}' ended the task {state_name(state)}{why}")
 
 
-async def _choose(ctx: SkillContext, partners: Partners) -> str:
-    agent = ctx.metadata.get("agent")
-    tags = ctx.metadata.get("tags")
-    agent_skill = ctx.metadata.get("agentSkill")
+async def _choose(ctx: SkillContext, partners: Partners, options: Mapping[str, Any]) -> str:
+    """The partner `options` name (never another one), or the router's first choice."""
+    agent = options.get("agent")
+    tags = options.get("tags")
+    agent_skill = options.get("agentSkill")
     request = RouteRequest(
         text=ctx.text,
         agent=agent if isinstance(agent, str) else None,
@@ -172,7 +178,7 @@ class _Relay:
                 chunk.artifact.name,
                 chunk.artifact.artifact_id,
                 append=chunk.append,
-                last_chunk=chunk.last_chunk or not chunk.append,
+                last_chunk=chunk.last_chunk,
             )
 
     async def _status(self, state: TaskState, message: Any) -> None:

@@ -1,6 +1,7 @@
 """The built-in `swarm` skill: one message to several partners at once, combined by a strategy.
 
-Metadata of the request (all optional but `strategy` for anything but a broadcast):
+Metadata of the request or of its message (all optional but `strategy` for anything but a
+broadcast):
 `strategy` (`broadcast`, `race`, `vote`, `best_of`, `map`, `chain`), `agents` (names),
 `tags`, `agentSkill`, `limit`, `quorum`, `judge` (a tool name), `items` (for `map`; a list
 sent as a data part works too), `concurrency`, `branchDeadline` and `deadline` (seconds).
@@ -17,6 +18,7 @@ from typing import Any
 from hub.protocol import Part
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
+from hub.tasks.choice import routing_metadata
 
 __all__ = ["swarm"]
 
@@ -42,7 +44,7 @@ def _names(value: object) -> list[str]:
     examples=["Translate 'good morning' into French"],
 )
 async def swarm(ctx: SkillContext) -> list[Part]:
-    meta = ctx.metadata
+    meta = routing_metadata(ctx.metadata, ctx.message.metadata)
     items: Any = meta.get("items")
     if items is None and ctx.data and isinstance(ctx.data[0], list):
         items = ctx.data[0]

@@ -3,7 +3,7 @@
 - `broadcast`: every candidate gets the message; the answer is every completed answer, in
   candidate order.
 - `race`: every candidate gets it; the first to complete wins, and the others are canceled
-  (on the partner side too).
+  (on the partner side too; inside a hub task the answer does not wait for those cancels).
 - `vote`: every candidate gets it; the answer is the one a majority gave (compared
   normalised: case, spaces and end punctuation ignored), if at least `quorum` agree.
 - `best_of`: every candidate gets it; a judge (a partner's or a local skill's tool) is shown
@@ -218,7 +218,8 @@ class _Runner:
                 branch.state, branch.error = "error", str(exc)
             except anyio.get_cancelled_exc_class():
                 # The swarm stopped this branch (a race was won, the deadline passed); the
-                # partner's task was canceled by the tool.
+                # tool cancels the partner's task (inside a hub task, in the background:
+                # the delegation ledger's group, so the swarm does not wait for it).
                 branch.state = "canceled"
                 branch.seconds = time.monotonic() - started
                 raise

@@ -16,18 +16,25 @@ The ledger is how the hub cleans up after its tasks:
 
 Reaching a partner is not this layer's business: a `ChildControl` given by the composition
 root does it.
+
+The ledger also owns the partner calls of a running skill whose caller has stopped waiting
+(`in_background`): a race's losers, a call past its deadline. They run in the ledger's task
+group, so the caller goes on at once while the call still waits for the partner to name its
+task and cancels it there; the hub's shutdown cancels whatever is left.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 import anyio
+from anyio.abc import TaskGroup, TaskStatus
 
 from hub.errors import HubError
 from hub.protocol import TERMINAL_STATES, TaskState
@@ -38,6 +45,8 @@ __all__ = [
     "ChildControl",
     "ChildWatcher",
     "DelegationLedger",
+    "following_child",
+    "in_background",
     "note_child",
     "watching_children",
 ]
@@ -91,6 +100,31 @@ def note_child(agent: str, task_id: str, state: TaskState) -> None:
         parent.ledger.note(parent.task_id, agent, task_id, state)
 
 
+def following_child(agent: str, task_id: str) -> Callable[[], None]:
+    """Note that a partner call of the current parent task follows partner `agent`'s task
+    `task_id`: the parent's end (`settle`) leaves that child to the call, which cancels it
+    when its caller gave up. Returns what ends the note, called when the call ends."""
+    parent = _current.get()
+    if parent is None:
+        return _nothing
+    return parent.ledger.follow(parent.task_id, agent, task_id)
+
+
+def _nothing() -> None:
+    pass
+
+
+def in_background(work: Callable[[], Awaitable[None]]) -> bool:
+    """Start `work` in the task group of the current parent task's ledger, where it may
+    outlive its caller (it keeps the caller's context: parent task, call scope, watcher).
+
+    Returns:
+        False, starting nothing, outside a running skill or when the ledger is not running.
+    """
+    parent = _current.get()
+    return parent is not None and parent.ledger.start_soon(work)
+
+
 @contextmanager
 def watching_children(watcher: ChildWatcher) -> Iterator[None]:
     """Inside the block, `watcher` sees every partner task the calls made there see — also
@@ -124,6 +158,9 @@ class DelegationLedger:
         self._live: dict[str, dict[tuple[str, str], TaskState]] = {}
         self._pending: dict[tuple[str, str, str], ChildRecord] = {}
         self._wake = anyio.Event()
+        self._group: TaskGroup | None = None
+        self._followed: Counter[tuple[str, str, str]] = Counter()
+        """(parent, agent, child) followed by partner calls still running."""
 
     @contextmanager
     def parent(self, task_id: str | None) -> Iterator[_Parent]:
@@ -156,6 +193,19 @@ class DelegationLedger:
             self._live.setdefault(parent_id, {})[key] = state
         self._queue(ChildRecord(parent_id=parent_id, agent=agent, child_id=child_id, state=state))
 
+    def follow(self, parent_id: str, agent: str, child_id: str) -> Callable[[], None]:
+        """Note that a partner call follows the child (see `following_child`); returns what
+        ends the note."""
+        key = (parent_id, agent, child_id)
+        self._followed[key] += 1
+
+        def done() -> None:
+            self._followed[key] -= 1
+            if self._followed[key] <= 0:
+                del self._followed[key]
+
+        return done
+
     def live_children(self, parent_id: str) -> list[tuple[str, str]]:
         """The (agent, child id) pairs of `parent_id` still live, as far as the hub knows."""
         return list(self._live.get(parent_id, ()))
@@ -166,12 +216,35 @@ class DelegationLedger:
 
     # -- writing ---------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Write queued lines as they come, until canceled (the task manager's group)."""
-        while True:
-            await self._wake.wait()
-            self._wake = anyio.Event()
-            await self.flush()
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Write queued lines as they come, and run the work handed to the ledger
+        (`start_soon`), until canceled (the task manager's group)."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            task_status.started()
+            try:
+                while True:
+                    await self._wake.wait()
+                    self._wake = anyio.Event()
+                    await self.flush()
+            finally:
+                self._group = None
+
+    def start_soon(self, work: Callable[[], Awaitable[None]]) -> bool:
+        """Run `work` in the ledger's task group (see `in_background`); False when the ledger
+        is not running."""
+        if self._group is None:
+            return False
+        self._group.start_soon(self._guarded, work)
+        return True
+
+    @staticmethod
+    async def _guarded(work: Callable[[], Awaitable[None]]) -> None:
+        # One failed piece of work must not stop the ledger, nor the others.
+        try:
+            await work()
+        except Exception:
+            log.exception("background work of the delegation ledger failed")
 
     async def flush(self) -> None:
         """Write every queued line now, in one transaction."""
@@ -187,8 +260,14 @@ class DelegationLedger:
 
     async def settle(self, parent_id: str) -> None:
         """Cancel the children `parent_id` left live on partners (its task has ended), and
-        forget the parent."""
-        children = self.live_children(parent_id)
+        forget the parent. A child a partner call still follows is left to that call: the
+        parent's skill has ended, so its caller gave up, and the call cancels it itself (see
+        `following_child`)."""
+        children = [
+            (agent, child_id)
+            for agent, child_id in self.live_children(parent_id)
+            if (parent_id, agent, child_id) not in self._followed
+        ]
         control = self.control
         if children and control is not None:
             with anyio.CancelScope(shield=True):

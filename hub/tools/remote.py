@@ -5,8 +5,10 @@ canceled, rejected, or stopped on a question (input-required, auth-required). A 
 streams is followed over its stream (resumed if cut); one that does not is sent the message and
 then polled with GetTask, with back-off, while its task is still running. The whole call ends
 within the partner's `timeout.deadline` and the caller's own deadline, whichever comes first.
-A call given up on (canceled, or past its deadline) cancels the partner's task; one given up
-on before the partner has named its task waits a little (at most `_CANCEL_WAIT`) for the name.
+A call given up on (canceled, or past its deadline) cancels the partner's task, once the
+partner has named it. Inside a running skill the caller leaves at once and the delegation
+ledger's task group sees to that (`in_background`), waiting for the name at most
+`_NAME_WAIT`; elsewhere the caller waits for it, at most `_CANCEL_WAIT`.
 
 Every partner task a call sees is reported to the delegation ledger (`note_child`), which
 records it under the hub task whose skill made the call.
@@ -22,9 +24,15 @@ from typing import Any
 import anyio
 
 from hub.client import A2AClient
-from hub.errors import AgentTimeoutError, ClientError, InvalidAgentResponseError, ProtocolError
+from hub.errors import (
+    AgentTimeoutError,
+    ClientError,
+    ConnectionLostError,
+    InvalidAgentResponseError,
+    ProtocolError,
+)
 from hub.protocol import AgentCard, Message, StreamResponse, Task, TaskState
-from hub.tasks.ledger import note_child
+from hub.tasks.ledger import following_child, in_background, note_child
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import describe_agent, tool_name
@@ -36,6 +44,7 @@ TOOL_PREFIX = "a2a_"
 _POLL_FIRST = 0.05
 _POLL_MAX = 2.0
 _CANCEL_WAIT = 5.0
+_NAME_WAIT = 300.0
 
 ClientSource = Callable[[], Awaitable[A2AClient]]
 
@@ -76,20 +85,15 @@ class RemoteAgentTool(DefinedTool):
         client = await self._client()
         message, metadata = args.to_message(), args.metadata()
         limit = client.deadline()
-        pending = _Pending(self.agent)
         follow = _follow_stream if client.card.capabilities.streaming else _send_and_poll
         try:
             # A cancel scope costs; a call with no deadline goes without one.
             with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                reply = await _to_the_end(follow, client, message, metadata, pending)
+                reply = await _to_the_end(self, follow, client, message, metadata)
         except TimeoutError:
-            await pending.abandon(self)
             raise AgentTimeoutError(
                 f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
             ) from None
-        except anyio.get_cancelled_exc_class():
-            await pending.abandon(self)
-            raise
         return ToolResult.from_reply(self.name, self.agent, reply)
 
     async def cancel(self, task_id: str) -> TaskState | None:
@@ -125,7 +129,11 @@ class RemoteAgentTool(DefinedTool):
             return
 
         async def single() -> AsyncIterator[StreamResponse]:
-            reply = await _send_and_poll(client, message, metadata, _Pending(self.agent))
+            pending = _Pending(self.agent)
+            try:
+                reply = await _send_and_poll(client, message, metadata, pending)
+            finally:
+                pending.release()
             if isinstance(reply, Message):
                 yield StreamResponse(message=reply)
             else:
@@ -135,18 +143,25 @@ class RemoteAgentTool(DefinedTool):
 
 
 class _Pending:
-    """The partner task a call is waiting for, so a call given up on cancels it there."""
+    """The partner task a call is waiting for, so a call given up on cancels it there.
+
+    While the call runs, the delegation ledger leaves the tasks it follows to it
+    (`following_child`): `release` when the call is over.
+    """
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
         self.task_id: str | None = None
         self.named = anyio.Event()
-        """Set once the partner has named its task (or the call ended without one)."""
+        """Set once the partner has named its task."""
+        self._followed: dict[str, Callable[[], None]] = {}
 
     def seen(self, task: Task) -> None:
         """The partner's task as last seen; an ended one needs no cancel (one that asks a
         question does, when the call is given up)."""
         self.task_id = None if task.status.state.is_terminal else task.id
+        if self.task_id is not None and self.task_id not in self._followed:
+            self._followed[self.task_id] = following_child(self.agent, self.task_id)
         self.named.set()
         note_child(self.agent, task.id, task.status.state)
 
@@ -154,6 +169,12 @@ class _Pending:
         task_id, self.task_id = self.task_id, None
         if task_id is not None:
             await tool.cancel(task_id)
+
+    def release(self) -> None:
+        """The call is over: the tasks it followed are the ledger's again."""
+        for done in self._followed.values():
+            done()
+        self._followed.clear()
 
 
 async def _noted(
@@ -172,40 +193,69 @@ Follow = Callable[[A2AClient, Message, dict[str, Any] | None, _Pending], Awaitab
 
 
 async def _to_the_end(
+    tool: RemoteAgentTool,
     follow: Follow,
     client: A2AClient,
     message: Message,
     metadata: dict[str, Any] | None,
-    pending: _Pending,
 ) -> Task | Message:
-    """`follow(...)`, but a caller that gives up before the partner has named its task waits
-    (at most `_CANCEL_WAIT`) for the name, so the task can be canceled, not orphaned: a
-    stream names it in its first event, a blocking SendMessage only when it returns.
+    """`follow(...)`, in a task of its own, so that a caller who gives up need not wait for
+    the partner: that task then waits for the partner to name its task (a stream names it in
+    its first event, a blocking SendMessage only when it returns), stops following and
+    cancels the partner's task, so it is not orphaned.
 
-    `follow` runs shielded from the caller's cancellation; this function stops it itself.
+    Inside a running skill the task belongs to the delegation ledger and the caller leaves
+    at once; elsewhere the caller waits for it (at most `_CANCEL_WAIT` for the name).
     """
+    pending = _Pending(tool.agent)
     outcome: list[Task | Message | BaseException] = []
     finished = anyio.Event()
-    inner = anyio.CancelScope(shield=True)
+    given_up = anyio.Event()
 
-    async def run() -> None:
-        with inner:
-            try:
-                outcome.append(await follow(client, message, metadata, pending))
-            except Exception as exc:  # handed to the caller below
-                outcome.append(exc)
-        pending.named.set()
-        finished.set()
+    async def run(patience: float) -> None:
+        try:
+            async with anyio.create_task_group() as group:
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(run)
+                async def stop_once_named() -> None:
+                    await given_up.wait()
+                    with anyio.move_on_after(patience):
+                        await pending.named.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(stop_once_named)
+                try:
+                    outcome.append(await follow(client, message, metadata, pending))
+                except Exception as exc:  # handed to the caller below
+                    outcome.append(exc)
+                group.cancel_scope.cancel()
+            finished.set()
+            if given_up.is_set():
+                await pending.abandon(tool)
+        finally:
+            finished.set()
+            pending.release()
+
+    async def shielded() -> None:
+        with anyio.CancelScope(shield=True):
+            await run(_CANCEL_WAIT)
+
+    async def wait() -> None:
         try:
             await finished.wait()
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_WAIT):
-                await pending.named.wait()
-            inner.cancel()
+            given_up.set()
+            if finished.is_set():  # the follow ended just as its caller gave up
+                await pending.abandon(tool)
             raise
+
+    if in_background(lambda: run(_NAME_WAIT)):
+        await wait()
+    else:
+        async with anyio.create_task_group() as group:
+            group.start_soon(shielded)
+            await wait()
+    if not outcome:  # the ledger's group was stopped under the call: the hub is stopping
+        raise ConnectionLostError(f"the call to agent '{tool.agent}' was cut: the hub is stopping")
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result

@@ -114,3 +114,25 @@ async def test_a_swarm_without_an_answer_fails_and_still_shows_its_branches(
     assert "no quorum" in task.status.message.text()
     assert task.artifacts is not None
     assert len(task.artifacts[0].parts[1].data["branches"]) == 2
+
+
+@pytest.mark.parametrize("where", ["request", "message"])
+async def test_the_swarm_takes_the_agents_named_in_the_request_or_the_message(
+    hub: A2AClient, where: str
+) -> None:
+    metadata = {"skill": "swarm", "strategy": "broadcast", "agents": ["fr", "r1"]}
+    message = user_message("hello")
+    if where == "message":
+        message = message.model_copy(update={"metadata": metadata})
+    with anyio.fail_after(15):
+        task = await hub.send(message, metadata=None if where == "message" else metadata)
+
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.COMPLETED
+    assert task.artifacts is not None
+    report = task.artifacts[0].parts[1].data
+    assert report["answers"] == ["bonjour", "approve"]
+    assert [(b["agent"], b["state"]) for b in report["branches"]] == [
+        ("fr", "completed"),
+        ("r1", "completed"),
+    ]

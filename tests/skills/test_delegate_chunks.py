@@ -1,0 +1,143 @@
+"""`delegate` relays a partner's artifact chunks as the partner sent them: `append` and
+`lastChunk` unchanged on the hub's stream, and the artifact assembled in the hub's task."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from a2a.helpers.proto_helpers import new_task, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.types.a2a_pb2 import TaskState as SdkTaskState
+from litestar import Litestar
+from starlette.applications import Starlette
+
+from hub.client import A2AClient, user_message
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.protocol import Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState
+from hub.registry import load_registry
+from hub.server import create_app
+from hub.skills.delegate import delegate
+from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
+from hub.tools import Partners
+
+pytestmark = pytest.mark.anyio
+
+CHUNKS = (("one ", False, False), ("two ", True, False), ("three", True, True))
+"""(text, append, lastChunk) of each chunk the partner sends, in order."""
+
+
+class ChunkingExecutor(AgentExecutor):
+    """Answers with one artifact, `doc`, sent in the three chunks of `CHUNKS`."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task_id, context_id = context.task_id or "", context.context_id or ""
+        history = [context.message] if context.message is not None else []
+        await event_queue.enqueue_event(
+            new_task(task_id, context_id, SdkTaskState.TASK_STATE_SUBMITTED, history=history)
+        )
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        await updater.start_work()
+        for text, append, last_chunk in CHUNKS:
+            await updater.add_artifact(
+                [new_text_part(text)],
+                artifact_id="doc",
+                name="doc",
+                append=append,
+                last_chunk=last_chunk,
+            )
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+def _chunker(url: str) -> Starlette:
+    card = AgentCard(
+        name="chunker",
+        description="sends its answer in chunks",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="chunks", name="Chunks", description="chunks", tags=["chunks"])],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=ChunkingExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+
+
+@pytest.fixture
+async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
+    async with serve_on_loopback(_chunker) as partner_url:
+        path = tmp_path / "agents.yaml"
+        path.write_text(f"version: 1\nagents:\n  - name: chunker\n    url: {partner_url}\n")
+
+        def build(url: str) -> Litestar:
+            settings = Settings(
+                server=ServerSettings(public_url=url),
+                store=StoreSettings(kind="memory"),
+                default_skill="delegate",
+            )
+            return create_app(
+                settings,
+                store=MemoryTaskStore(),
+                skills={"delegate": delegate},
+                partners=Partners(load_registry(path)),
+            )
+
+        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
+            yield await A2AClient.from_url(url, http=http)
+
+
+async def test_artifact_chunks_are_relayed_with_the_partners_append_and_last_chunk(
+    hub: A2AClient,
+) -> None:
+    chunks: list[TaskArtifactUpdateEvent] = []
+    with anyio.fail_after(15):
+        async with hub.stream(user_message("go"), metadata={"agent": "chunker"}) as events:
+            async for event in events:
+                if event.task is not None:
+                    task_id, context_id = event.task.id, event.task.context_id
+                if event.artifact_update is not None:
+                    chunks.append(event.artifact_update)
+        stored = await hub.get_task(task_id)
+
+    def chunk(text: str, append: bool, last_chunk: bool) -> TaskArtifactUpdateEvent:
+        return TaskArtifactUpdateEvent(
+            task_id=task_id,
+            context_id=context_id,
+            artifact=Artifact(
+                artifact_id="chunker-doc",
+                name="doc",
+                parts=[Part(text=text)],
+                metadata={"agent": "chunker"},
+            ),
+            append=append,
+            last_chunk=last_chunk,
+        )
+
+    assert chunks == [chunk(*sent) for sent in CHUNKS]
+    assert isinstance(stored, Task)
+    assert stored.status.state is TaskState.COMPLETED
+    assert stored.artifacts == [
+        Artifact(
+            artifact_id="chunker-doc",
+            name="doc",
+            parts=[Part(text=text) for text, _, _ in CHUNKS],
+            metadata={"agent": "chunker"},
+        )
+    ]
