@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from hub.client.stream_end import StreamEnd
 from hub.client.transport import EventStream
 from hub.errors import (
     AgentTimeoutError,
@@ -32,7 +33,6 @@ from hub.protocol import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from hub.protocol.v03.translate import is_final_v1
 
 __all__ = ["ResumePolicy", "resumable_stream"]
 
@@ -146,6 +146,7 @@ async def resumable_stream(
     policy: ResumePolicy,
     agent_name: str,
     task_id: str | None = None,
+    known_task: bool = False,
 ) -> AsyncGenerator[StreamResponse, None]:
     """Yield the events of `first`, resuming through `subscribe` until a final event.
 
@@ -157,12 +158,15 @@ async def resumable_stream(
         policy: reconnect attempts and back-off.
         agent_name: the partner, for error messages.
         task_id: the task, when known before the first event.
+        known_task: the caller knows the task is waiting (a follow-up, a subscription): a
+            snapshot of its waiting state does not end the stream (`StreamEnd`).
 
     Raises:
         ConnectionLostError: the stream was cut before a task was named, or could not be
             resumed within the policy's attempts.
     """
     progress = _Progress(task_id=task_id)
+    end = StreamEnd(known_task=known_task)
     stream: EventStream = first
     resuming = False
     failures = 0
@@ -171,7 +175,8 @@ async def resumable_stream(
         try:
             async with stream as events:
                 async for event in events:
-                    if resuming and event.task is not None:
+                    # A snapshot before anything was seen is the stream's own first event.
+                    if resuming and event.task is not None and progress.seen:
                         batch = progress.reconcile(event.task)
                     else:
                         batch = [event]
@@ -180,7 +185,7 @@ async def resumable_stream(
                         if progress.admit(item):
                             failures = 0
                             yield item
-                            if is_final_v1(item):
+                            if end.is_final(item):
                                 return
         except _RESUMABLE as exc:
             error = exc
@@ -192,7 +197,7 @@ async def resumable_stream(
             for item in progress.reconcile(await get_task(progress.task_id)):
                 if progress.admit(item):
                     yield item
-                    if is_final_v1(item):
+                    if end.is_final(item):
                         return
         if progress.task_id is None:
             raise error or ConnectionLostError(
