@@ -74,12 +74,12 @@ async def test_a_question_asked_again_is_the_answer_then_the_next_answer_complet
         True,
         QUESTION_AGAIN,
     )
-    answered = await _call(
-        partners, name, "Ada", task_id=asked.task_id, context_id=again.context_id or ""
-    )
+    # Answered by task id alone, as `a2a-hub call NAME ANSWER --task-id T` does.
+    answered = await _call(partners, name, "Ada", task_id=asked.task_id)
 
     assert (answered.state, answered.text) == ("completed", greet("Ada"))
-    assert answered.task_id == asked.task_id
+    assert (answered.task_id, answered.context_id) == (asked.task_id, asked.context_id)
+    assert again.context_id == asked.context_id
 
 
 @pytest.mark.parametrize("name", ASKERS)
