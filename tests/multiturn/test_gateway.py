@@ -22,7 +22,7 @@ from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
 from tests.multiturn.conftest import ASKERS, registry_of
-from tests.multiturn.partners import QUESTION, greet
+from tests.multiturn.partners import AGAIN, QUESTION, greet
 
 pytestmark = pytest.mark.anyio
 
@@ -179,3 +179,26 @@ async def test_a_subscription_to_a_waiting_task_is_relayed_until_the_answer_comp
             seen += [shown async for shown in events]
 
     assert seen == _expected(caller, agent, subscribed=True)
+
+
+@pytest.mark.parametrize("agent", ASKERS)
+@pytest.mark.parametrize("caller", CALLERS)
+async def test_a_question_asked_again_ends_the_stream_and_the_next_answer_completes(
+    http: httpx.AsyncClient, hub: str, caller: str, agent: str
+) -> None:
+    turns = []
+    with anyio.fail_after(TIMEOUT):
+        task = await _ask(http, hub, agent)
+        for text in (AGAIN, "Ada"):
+            verb, url, body, headers = _request(
+                hub, agent, caller, answer=_message(caller, text, task)
+            )
+            async with http.stream(verb, url, json=body, headers=headers) as response:
+                turns.append([shown async for shown in _events(response, caller)])
+
+    opening = ["task TASK_STATE_INPUT_REQUIRED"] if agent.startswith("snap") else []
+    final = " final" if caller.startswith("0.3") else ""
+    assert turns == [
+        [*opening, "status TASK_STATE_WORKING", f"status TASK_STATE_INPUT_REQUIRED{final}"],
+        _expected(caller, agent, subscribed=False),
+    ]
