@@ -31,6 +31,7 @@ from hub.protocol import (
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
+    TaskStatus,
     TaskStatusUpdateEvent,
 )
 
@@ -66,6 +67,9 @@ class _Progress:
     task_id: str | None = None
     context_id: str | None = None
     state: TaskState | None = None
+    status_message_id: str | None = None
+    """The id of the last status message seen: a task found still waiting after a cut may
+    be waiting on a new question."""
     seen: set[bytes] = field(default_factory=set)
     parts: dict[str, list[bytes]] = field(default_factory=dict)
 
@@ -78,12 +82,14 @@ class _Progress:
         if event.task is not None:
             task = event.task
             self.task_id, self.context_id, self.state = task.id, task.context_id, task.status.state
+            self.status_message_id = _message_id(task.status)
             for artifact in task.artifacts or []:
                 self.parts[artifact.artifact_id] = [part.to_json() for part in artifact.parts]
         elif event.status_update is not None:
             update = event.status_update
             self.task_id, self.context_id = update.task_id, update.context_id
             self.state = update.status.state
+            self.status_message_id = _message_id(update.status)
         elif event.artifact_update is not None:
             chunk = event.artifact_update
             self.task_id, self.context_id = chunk.task_id, chunk.context_id
@@ -127,7 +133,8 @@ class _Progress:
                     )
                 )
             )
-        if snapshot.status.state != self.state:
+        status = snapshot.status
+        if status.state != self.state or _message_id(status) != self.status_message_id:
             missing.append(
                 StreamResponse(
                     status_update=TaskStatusUpdateEvent(
@@ -136,6 +143,10 @@ class _Progress:
                 )
             )
         return missing
+
+
+def _message_id(status: TaskStatus) -> str | None:
+    return status.message.message_id if status.message is not None else None
 
 
 async def resumable_stream(
