@@ -247,24 +247,29 @@ class A2AClient:
         """SendStreamingMessage: `async with client.stream(msg) as events: ...`.
 
         A stream cut before a final event is resumed through SubscribeToTask; the caller sees
-        each event once.
+        each event once. A follow-up (a message carrying the id of a waiting task) ends at the
+        partner's next state change, not at a snapshot of the state the caller knows.
         """
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )
-        async with self._resumable(self.transport.stream(request), task_id=None) as events:
+        stream = self.transport.stream(request)
+        follow_up = bool(message.task_id)
+        async with self._resumable(stream, task_id=None, known_task=follow_up) as events:
             yield events
 
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[AsyncIterator[StreamResponse]]:
-        """SubscribeToTask: the task snapshot, then its events, resumed after a cut."""
+        """SubscribeToTask: the task snapshot, then its events, resumed after a cut, up to a
+        terminal state or one reached after the snapshot (never the snapshot itself, unless
+        terminal)."""
         first = self.transport.subscribe(SubscribeToTaskRequest(id=task_id))
-        async with self._resumable(first, task_id=task_id) as events:
+        async with self._resumable(first, task_id=task_id, known_task=True) as events:
             yield events
 
     @asynccontextmanager
     async def _resumable(
-        self, first: EventStream, *, task_id: str | None
+        self, first: EventStream, *, task_id: str | None, known_task: bool
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         self.breaker.before_call()
         events = resumable_stream(
@@ -274,6 +279,7 @@ class A2AClient:
             policy=self.resume,
             agent_name=self.agent_name,
             task_id=task_id,
+            known_task=known_task,
         )
         try:
             yield events

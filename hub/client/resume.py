@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from hub.client.stream_end import StreamEnd
 from hub.client.transport import EventStream
 from hub.errors import (
     AgentTimeoutError,
@@ -30,9 +31,9 @@ from hub.protocol import (
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
+    TaskStatus,
     TaskStatusUpdateEvent,
 )
-from hub.protocol.v03.translate import is_final_v1
 
 __all__ = ["ResumePolicy", "resumable_stream"]
 
@@ -66,6 +67,9 @@ class _Progress:
     task_id: str | None = None
     context_id: str | None = None
     state: TaskState | None = None
+    status_message_id: str | None = None
+    """The id of the last status message seen: a task found still waiting after a cut may
+    be waiting on a new question."""
     seen: set[bytes] = field(default_factory=set)
     parts: dict[str, list[bytes]] = field(default_factory=dict)
 
@@ -78,12 +82,14 @@ class _Progress:
         if event.task is not None:
             task = event.task
             self.task_id, self.context_id, self.state = task.id, task.context_id, task.status.state
+            self.status_message_id = _message_id(task.status)
             for artifact in task.artifacts or []:
                 self.parts[artifact.artifact_id] = [part.to_json() for part in artifact.parts]
         elif event.status_update is not None:
             update = event.status_update
             self.task_id, self.context_id = update.task_id, update.context_id
             self.state = update.status.state
+            self.status_message_id = _message_id(update.status)
         elif event.artifact_update is not None:
             chunk = event.artifact_update
             self.task_id, self.context_id = chunk.task_id, chunk.context_id
@@ -127,7 +133,8 @@ class _Progress:
                     )
                 )
             )
-        if snapshot.status.state != self.state:
+        status = snapshot.status
+        if status.state != self.state or _message_id(status) != self.status_message_id:
             missing.append(
                 StreamResponse(
                     status_update=TaskStatusUpdateEvent(
@@ -138,6 +145,10 @@ class _Progress:
         return missing
 
 
+def _message_id(status: TaskStatus) -> str | None:
+    return status.message.message_id if status.message is not None else None
+
+
 async def resumable_stream(
     first: EventStream,
     *,
@@ -146,6 +157,7 @@ async def resumable_stream(
     policy: ResumePolicy,
     agent_name: str,
     task_id: str | None = None,
+    known_task: bool = False,
 ) -> AsyncGenerator[StreamResponse, None]:
     """Yield the events of `first`, resuming through `subscribe` until a final event.
 
@@ -157,12 +169,15 @@ async def resumable_stream(
         policy: reconnect attempts and back-off.
         agent_name: the partner, for error messages.
         task_id: the task, when known before the first event.
+        known_task: the caller knows the task is waiting (a follow-up, a subscription): a
+            snapshot of its waiting state does not end the stream (`StreamEnd`).
 
     Raises:
         ConnectionLostError: the stream was cut before a task was named, or could not be
             resumed within the policy's attempts.
     """
     progress = _Progress(task_id=task_id)
+    end = StreamEnd(known_task=known_task)
     stream: EventStream = first
     resuming = False
     failures = 0
@@ -171,7 +186,8 @@ async def resumable_stream(
         try:
             async with stream as events:
                 async for event in events:
-                    if resuming and event.task is not None:
+                    # A snapshot before anything was seen is the stream's own first event.
+                    if resuming and event.task is not None and progress.seen:
                         batch = progress.reconcile(event.task)
                     else:
                         batch = [event]
@@ -180,7 +196,7 @@ async def resumable_stream(
                         if progress.admit(item):
                             failures = 0
                             yield item
-                            if is_final_v1(item):
+                            if end.is_final(item):
                                 return
         except _RESUMABLE as exc:
             error = exc
@@ -192,7 +208,7 @@ async def resumable_stream(
             for item in progress.reconcile(await get_task(progress.task_id)):
                 if progress.admit(item):
                     yield item
-                    if is_final_v1(item):
+                    if end.is_final(item):
                         return
         if progress.task_id is None:
             raise error or ConnectionLostError(

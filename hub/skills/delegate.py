@@ -18,8 +18,9 @@ from typing import Any
 
 import anyio
 
+from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
-from hub.protocol import JsonObject, StreamResponse, TaskState
+from hub.protocol import JsonObject, StreamResponse, Task, TaskState
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
@@ -64,7 +65,7 @@ async def delegate(ctx: SkillContext) -> None:
         arguments["data"] = ctx.data[0]
     await ctx.progress(f"delegated to '{name}'", metadata={"agent": name})
     while True:
-        relay = _Relay(ctx, name)
+        relay = _Relay(ctx, name, follow_up="task_id" in arguments)
         started = time.monotonic()
         try:
             async with tool.stream(**arguments) as events:
@@ -72,6 +73,7 @@ async def delegate(ctx: SkillContext) -> None:
                     await relay.take(event)
                     if relay.settled:
                         break
+            await relay.close()
         except anyio.get_cancelled_exc_class():
             if relay.task_id is not None and not relay.settled:
                 await tool.cancel(relay.task_id)
@@ -138,10 +140,16 @@ def _stats(ctx: SkillContext) -> StatsBook:
 
 
 class _Relay:
-    """Turns one partner stream into the hub task's updates."""
+    """Turns one partner stream into the hub task's updates.
 
-    def __init__(self, ctx: SkillContext, agent: str) -> None:
+    On a follow-up, the partner may open with its stored task, still waiting on the question
+    the hub task has already asked and relayed: that snapshot is skipped, and only the
+    partner's next change settles the turn (`StreamEnd`).
+    """
+
+    def __init__(self, ctx: SkillContext, agent: str, *, follow_up: bool = False) -> None:
         self.ctx = ctx
+        self._end = StreamEnd(known_task=follow_up)
         self.agent = agent
         self.metadata: JsonObject = {"agent": agent}
         self.state = TaskState.SUBMITTED
@@ -150,16 +158,24 @@ class _Relay:
         self.question: str | None = None
         self.relayed_artifact = False
         self.settled = False
+        self._repeat: Task | None = None
 
     async def take(self, event: StreamResponse) -> None:
+        repeat = self._end.is_repeat(event)
+        self.settled = self._end.is_final(event)
+        if not repeat:
+            self._repeat = None
         if event.message is not None:
             self.context_id = event.message.context_id or self.context_id
-            self.state, self.settled = TaskState.COMPLETED, True
+            self.state = TaskState.COMPLETED
             self.question = event.message.text()
             return
         if event.task is not None:
             task = event.task
             self.task_id, self.context_id = task.id, task.context_id or self.context_id
+            if repeat:
+                self._repeat = task
+                return
             for artifact in task.artifacts or []:
                 await self._artifact(artifact.parts, artifact.name, artifact.artifact_id)
             await self._status(task.status.state, task.status.message)
@@ -181,12 +197,19 @@ class _Relay:
                 last_chunk=chunk.last_chunk,
             )
 
+    async def close(self) -> None:
+        """The stream has ended. One that ended on the partner's waiting task alone (the one
+        reply of a partner that does not stream, or the question asked once more) has that
+        task as its answer."""
+        if not self.settled and self._repeat is not None:
+            await self._status(self._repeat.status.state, self._repeat.status.message)
+            self.settled = True
+
     async def _status(self, state: TaskState, message: Any) -> None:
         self.state = state
         text = message.text() if message is not None else None
         if state.is_terminal or state in _QUESTION:
             self.question = text
-            self.settled = True
         elif text:
             await self.ctx.progress(text, metadata=self.metadata)
 

@@ -105,7 +105,7 @@ def following_child(agent: str, task_id: str) -> Callable[[], None]:
     `task_id`: the parent's end (`settle`) leaves that child to the call, which cancels it
     when its caller gave up. Returns what ends the note, called when the call ends."""
     parent = _current.get()
-    if parent is None:
+    if parent is None or parent.task_id is None:  # no task yet: its children are not kept
         return _nothing
     return parent.ledger.follow(parent.task_id, agent, task_id)
 

@@ -83,7 +83,8 @@ class RemoteAgentTool(DefinedTool):
         """
         args = parse_arguments(self.name, arguments, self.skills)
         client = await self._client()
-        message, metadata = args.to_message(), args.metadata()
+        message = await _in_its_context(client, args.to_message())
+        metadata = args.metadata()
         limit = client.deadline()
         follow = _follow_stream if client.card.capabilities.streaming else _send_and_poll
         try:
@@ -122,7 +123,8 @@ class RemoteAgentTool(DefinedTool):
         """
         args = parse_arguments(self.name, arguments, self.skills)
         client = await self._client()
-        message, metadata = args.to_message(), args.metadata()
+        message = await _in_its_context(client, args.to_message())
+        metadata = args.metadata()
         if client.card.capabilities.streaming:
             async with client.stream(message, metadata=metadata) as events:
                 yield _noted(self.agent, events)
@@ -140,6 +142,16 @@ class RemoteAgentTool(DefinedTool):
                 yield StreamResponse(task=reply)
 
         yield single()
+
+
+async def _in_its_context(client: A2AClient, message: Message) -> Message:
+    """`message`, a follow-up given without its context id given the task's own: some
+    partners (the a2a-sdk 1.3 server) otherwise answer in a fresh context, and refuse the
+    task's next turn."""
+    if not message.task_id or message.context_id:
+        return message
+    task = await client.get_task(message.task_id)
+    return message.model_copy(update={"context_id": task.context_id})
 
 
 class _Pending:
@@ -265,7 +277,7 @@ async def _to_the_end(
 async def _follow_stream(
     client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
 ) -> Task | Message:
-    fold = TaskFold()
+    fold = TaskFold(follow_up=bool(message.task_id))
     async with client.stream(message, metadata=metadata) as events:
         async for event in events:
             fold.add(event)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from hub.client.stream_end import StreamEnd
 from hub.protocol import Artifact, Message, Part, StreamResponse, Task, TaskState
 
 __all__ = ["ArtifactResult", "TaskFold", "ToolResult"]
@@ -111,22 +112,41 @@ def state_name(state: TaskState) -> str:
 
 
 class TaskFold:
-    """Builds the task a stream describes, event by event, to end with its final snapshot."""
+    """Builds the task a stream describes, event by event, to end with its final snapshot.
 
-    def __init__(self) -> None:
+    Args:
+        follow_up: the stream answers a task that was waiting: a snapshot of its waiting
+            state does not settle it (`StreamEnd`).
+    """
+
+    def __init__(self, *, follow_up: bool = False) -> None:
         self.task: Task | None = None
         self.message: Message | None = None
+        self.settled = False
+        """True once a direct reply arrived, or the task reached a terminal state or an
+        interrupted one that is news to the caller."""
         self._artifacts: dict[str, Artifact] = {}
+        self._end = StreamEnd(known_task=follow_up)
 
     def add(self, event: StreamResponse) -> None:
         """Take one event into the picture."""
+        if self._end.is_final(event):
+            self.settled = True
         if event.message is not None:
             self.message = event.message
         elif event.task is not None:
             self.task = event.task
             self._artifacts = {a.artifact_id: a for a in event.task.artifacts or []}
-        elif event.status_update is not None and self.task is not None:
-            self.task = self.task.model_copy(update={"status": event.status_update.status})
+        elif event.status_update is not None:
+            update = event.status_update
+            if self.task is None:
+                # A stream may open with a status update (the 0.3 SDKs do on a follow-up):
+                # the task is built from it.
+                self.task = Task(
+                    id=update.task_id, context_id=update.context_id, status=update.status
+                )
+            else:
+                self.task = self.task.model_copy(update={"status": update.status})
         elif event.artifact_update is not None:
             chunk = event.artifact_update
             known = self._artifacts.get(chunk.artifact.artifact_id)
@@ -137,16 +157,6 @@ class TaskFold:
                 self._artifacts[chunk.artifact.artifact_id] = chunk.artifact
         if self.task is not None and event.message is None:
             self.task = self.task.model_copy(update={"artifacts": list(self._artifacts.values())})
-
-    @property
-    def settled(self) -> bool:
-        """True once a direct reply arrived or the task is terminal or interrupted."""
-        if self.message is not None:
-            return True
-        if self.task is None:
-            return False
-        state = self.task.status.state
-        return state.is_terminal or state.is_interrupted
 
     def reply(self) -> Task | Message | None:
         """The direct reply, or the task as the events left it."""

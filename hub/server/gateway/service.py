@@ -110,6 +110,7 @@ class PartnerService:
                 caller,
             ),
             agent_name=self.agent_name,
+            known_task=bool(request.message.task_id),
         )
 
     async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
@@ -140,7 +141,7 @@ class PartnerService:
         client = await self._stream_client("SubscribeToTask")
         await self._owners.check(self.agent_name, request.id, caller)
         return await self._streams.open(
-            lambda: client.subscribe(request.id), agent_name=self.agent_name
+            lambda: client.subscribe(request.id), agent_name=self.agent_name, known_task=True
         )
 
     async def create_push_config(

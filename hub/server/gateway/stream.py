@@ -23,10 +23,10 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from hub.client.stream_end import StreamEnd
 from hub.errors import PartnerUnavailableError, ProtocolError
 from hub.protocol import StreamResponse
 from hub.protocol.trace import CallScope, current_scope, use_scope
-from hub.protocol.v03.translate import is_final_v1
 from hub.server.gateway.errors import partner_errors
 from hub.tasks import TaskStream, Update
 
@@ -65,8 +65,13 @@ class PartnerStreams:
             group.cancel_scope.cancel()
             await group.__aexit__(exc_type, exc, tb)
 
-    async def open(self, events: PartnerEvents, *, agent_name: str) -> TaskStream:
-        """The partner's stream, once its first event has come.
+    async def open(
+        self, events: PartnerEvents, *, agent_name: str, known_task: bool = False
+    ) -> TaskStream:
+        """The partner's stream, once its first event has come. It is relayed up to its
+        end: a terminal state, or an interrupted one that is news to the caller; with
+        `known_task` (a follow-up to a waiting task, a subscription) a snapshot of the waiting
+        state is relayed without ending it (`StreamEnd`).
 
         Waiting for it means a refusal (task not found, unreachable, ...) is raised here, as
         the error the caller gets, instead of cutting a stream already begun.
@@ -81,7 +86,13 @@ class PartnerStreams:
         send, receive = anyio.create_memory_object_stream[Update](_BUFFER)
         cancel = anyio.CancelScope()
         failure: ProtocolError | None = await self._group.start(
-            _pump, events, send, cancel, agent_name, current_scope()
+            _pump,
+            events,
+            send,
+            cancel,
+            agent_name,
+            current_scope(),
+            StreamEnd(known_task=known_task),
         )
         if failure is not None:
             receive.close()
@@ -107,6 +118,7 @@ async def _pump(
     cancel: anyio.CancelScope,
     agent_name: str,
     scope: CallScope | None,
+    end: StreamEnd,
     *,
     task_status: TaskStatus[ProtocolError | None],
 ) -> None:
@@ -120,7 +132,7 @@ async def _pump(
             with use_scope(scope), partner_errors(agent_name):
                 async with events() as stream:
                     async for event in stream:
-                        update = Update(event, closes_stream=is_final_v1(event))
+                        update = Update(event, closes_stream=end.is_final(event))
                         await send.send(update)
                         if not started:
                             started = True
