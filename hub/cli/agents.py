@@ -11,7 +11,8 @@ from typing import Any
 
 import anyio
 
-from hub.cli.render import describe_event
+from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
+from hub.cli.render import answer_hint, print_events
 from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
@@ -34,7 +35,7 @@ async def agents(args: argparse.Namespace, settings: Settings) -> int:
         if args.action == "check":
             return await _check(partners, args.names, as_json=args.json)
         if len(args.names) != 1:
-            raise SystemExit(f"a2a-hub agents {args.action} takes one NAME")
+            raise UsageError(f"agents {args.action} takes one NAME")
         name = args.names[0]
         if args.action == "show":
             card = await partners.card(name)
@@ -47,8 +48,9 @@ async def agents(args: argparse.Namespace, settings: Settings) -> int:
         return 0
 
 
-async def call(args: argparse.Namespace, settings: Settings) -> int:
-    """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome."""
+async def call(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+    """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome; returns the
+    exit status."""
     registry = registry_for(settings, args.agents)
     arguments: dict[str, Any] = {"message": args.text}
     for key in ("skill", "context_id", "task_id"):
@@ -58,17 +60,21 @@ async def call(args: argparse.Namespace, settings: Settings) -> int:
         try:
             arguments["data"] = json.loads(args.data)
         except json.JSONDecodeError as exc:
-            raise SystemExit(f"a2a-hub: --data is not valid JSON ({exc.msg})") from None
+            raise UsageError(f"--data is not valid JSON ({exc.msg})") from None
     async with Partners(registry) as partners:
         tool = partners[args.name]
+        running.what = f"the call to {args.name}"
+        running.url = partners.entry(args.name).url
         if args.stream:
             async with tool.stream(**arguments) as events:
-                async for event in events:
-                    print(event.to_json().decode() if args.json else describe_event(event))
-            return 0
+                return await print_events(
+                    events, running, as_json=args.json, answer_with=f"a2a-hub call {args.name}"
+                )
         result = await tool.call(**arguments)
     print(json.dumps(result.to_dict(), indent=2) if args.json else _result(result))
-    return 0 if result.ok or result.needs_input else 1
+    if result.ok:
+        return OK
+    return NEEDS_INPUT if result.needs_input else FAILED
 
 
 async def route(args: argparse.Namespace, settings: Settings) -> int:
@@ -94,7 +100,7 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def swarm(args: argparse.Namespace, settings: Settings) -> int:
+async def swarm(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
     registry = registry_for(settings, args.agents)
@@ -103,9 +109,10 @@ async def swarm(args: argparse.Namespace, settings: Settings) -> int:
         try:
             items = json.loads(args.items)
         except json.JSONDecodeError as exc:
-            raise SystemExit(f"a2a-hub: --items is not valid JSON ({exc.msg})") from None
+            raise UsageError(f"--items is not valid JSON ({exc.msg})") from None
         if not isinstance(items, list):
-            raise SystemExit("a2a-hub: --items must be a JSON list")
+            raise UsageError("--items must be a JSON list")
+    running.what = "the swarm"
 
     async def show(branch: Branch) -> None:
         if not args.json:
@@ -140,7 +147,7 @@ async def swarm(args: argparse.Namespace, settings: Settings) -> int:
                 on_branch=show,
             )
         except ValueError as exc:
-            raise SystemExit(f"a2a-hub: {exc}") from None
+            raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
@@ -272,5 +279,5 @@ def _result(result: ToolResult) -> str:
     if result.message and (result.needs_input or not result.artifacts):
         lines.append(f"  {result.message}")
     if result.needs_input:
-        lines.append(f'  answer with: a2a-hub call {result.agent} "..." --task-id {result.task_id}')
+        lines.append(answer_hint(f"a2a-hub call {result.agent}", result.task_id))
     return "\n".join(lines)

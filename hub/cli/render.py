@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
-from hub.protocol import Message, StreamResponse, Task
+from hub.cli.outcome import NEEDS_INPUT, Running, status_of
+from hub.protocol import Message, StreamResponse, Task, TaskState
 
-__all__ = ["describe", "describe_event"]
+__all__ = ["answer_hint", "describe", "describe_event", "print_events"]
+
+TERMINAL_OR_WAITING = {
+    TaskState.COMPLETED,
+    TaskState.FAILED,
+    TaskState.CANCELED,
+    TaskState.REJECTED,
+    TaskState.INPUT_REQUIRED,
+    TaskState.AUTH_REQUIRED,
+}
 
 
 def describe(result: Task | Message) -> str:
@@ -37,3 +48,34 @@ def describe_event(event: StreamResponse) -> str:
     artifact = event.artifact_update.artifact
     texts = " ".join(part.text for part in artifact.parts if part.text is not None)
     return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
+
+
+def answer_hint(answer_with: str, task_id: str | None, context_id: str | None = None) -> str:
+    """The line that tells how to answer a task waiting for input."""
+    context = f" --context-id {context_id}" if context_id else ""
+    return f'  answer with: {answer_with} "..." --task-id {task_id}{context}'
+
+
+async def print_events(
+    events: AsyncIterator[StreamResponse], running: Running, *, as_json: bool, answer_with: str
+) -> int:
+    """Print a stream's events as they come, noting the task in `running` (for Ctrl-C);
+    returns the exit status of the last state seen. A task left waiting for input gets the
+    line that tells how to answer it (`answer_with` is the command to repeat)."""
+    state: TaskState | None = None
+    for_task: str | None = None
+    async for event in events:
+        if event.task is not None:
+            for_task, state = event.task.id, event.task.status.state
+        elif event.status_update is not None:
+            for_task, state = event.status_update.task_id, event.status_update.status.state
+        elif event.artifact_update is not None:
+            for_task = event.artifact_update.task_id
+        running.task_id = for_task
+        print(event.to_json().decode() if as_json else describe_event(event), flush=True)
+    status = status_of(state)
+    if status == NEEDS_INPUT and not as_json:
+        print(answer_hint(answer_with, for_task))
+    if state in TERMINAL_OR_WAITING:
+        running.task_id = None  # nothing is left running on the agent
+    return status

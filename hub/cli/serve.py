@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import socket
 import sys
+from pathlib import Path
 
 from hub.config import Settings
 from hub.errors import ConfigError
@@ -17,9 +18,23 @@ from hub.tools import FederationPolicy, Partners
 __all__ = ["serve"]
 
 
-def serve(settings: Settings) -> None:
-    """Run the hub until interrupted: bind, print the address, serve."""
+def serve(settings: Settings, *, explicit: bool = True) -> None:
+    """Run the hub until interrupted: bind, print the address, serve.
+
+    Args:
+        settings: the settings to serve.
+        explicit: a settings file was named (by --config or $HUB_CONFIG); if not and there is
+            no config/hub.yaml here, say that the built-in defaults are served.
+    """
     import uvicorn
+
+    if not explicit and not Path("config/hub.yaml").exists():
+        print(
+            "a2a-hub: no config/hub.yaml here: serving the built-in defaults "
+            "(see docs/configuration.md)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     logging.basicConfig(
         level=settings.server.log_level.upper(),

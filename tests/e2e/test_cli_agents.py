@@ -53,9 +53,10 @@ async def a2a_hub(
     )
 
 
-async def ok(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+async def ok(*args: str, cwd: Path, env: dict[str, str] | None = None, status: int = 0) -> str:
+    """The command's stdout, once it exited with `status` and no traceback."""
     done = await a2a_hub(*args, cwd=cwd, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == status, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout
 
@@ -354,8 +355,9 @@ async def test_call_answers_a_partners_question_with_task_id_and_completes(
         tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {interviewer}\n"
     )
 
+    # Exit status 3: the task waits for input.
     asked = (
-        await ok("call", "interviewer", "hi", "--agents", str(agents), cwd=tmp_path)
+        await ok("call", "interviewer", "hi", "--agents", str(agents), cwd=tmp_path, status=3)
     ).splitlines()
     assert asked[0].startswith("interviewer: input-required  (task ")
     task_id, context_id = asked[0].removesuffix(")").split("(task ", 1)[1].split(", context ")

@@ -85,6 +85,9 @@ def test_send_without_a_credential_exits_1_saying_what_to_send(
     done = cli("send", hub, "hello")
     assert done.returncode == 1
     assert "needs a credential" in done.stderr
+    assert done.stderr.endswith(
+        "; pass --api-key (or set A2A_HUB_API_KEY) or --token (or set A2A_HUB_TOKEN)\n"
+    )
     assert "Traceback" not in done.stderr
 
 
