@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from litestar import Litestar
 
 from hub.testing import serve_on_loopback
@@ -119,3 +120,29 @@ async def test_send_to_a_url_without_an_agent_card_says_where_the_card_was_looke
         "answer A2A JSON-RPC either; check the URL (give the agent's base URL, or its card's "
         "URL)\n"
     )
+
+
+@pytest.mark.anyio
+async def test_serve_without_a_settings_file_says_it_serves_the_built_in_defaults(
+    tmp_path: Path,
+) -> None:
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONUNBUFFERED": "1"}
+    process = await anyio.open_process(
+        [sys.executable, "-m", "hub", "serve", "--port", "0", "--store", "memory"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    said: list[str] = []
+    async with process:
+        assert process.stderr is not None
+        lines = BufferedByteReceiveStream(process.stderr)
+        with anyio.fail_after(60):
+            while not said or "listening on" not in said[-1]:
+                said.append((await lines.receive_until(b"\n", 65536)).decode())
+        process.terminate()
+    assert said[0] == (
+        "a2a-hub: no config/hub.yaml here: serving the built-in defaults "
+        "(see docs/configuration.md)"
+    )
+    assert said[1].startswith("a2a-hub listening on http://127.0.0.1:")
