@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
-from hub.cli.render import answer_hint, describe, print_events
+from hub.cli.render import answer_hint, describe, print_events, task_row
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url, user_message
 from hub.config import Settings
 from hub.errors import CardFetchError, InvalidAgentResponseError, RemoteRpcError
@@ -21,6 +21,7 @@ from hub.protocol import (
     Task,
     TaskState,
 )
+from hub.tools.result import state_name
 
 __all__ = ["send", "tasks"]
 
@@ -91,6 +92,18 @@ async def _client(
             ) from exc
 
 
+def _state(text: str) -> TaskState:
+    """A state as the CLI prints it (`input-required`) or as the wire names it."""
+    names: dict[str, TaskState] = {
+        state_name(state): state for state in TaskState if state is not TaskState.UNSPECIFIED
+    }
+    wire = {state.value: state for state in names.values()}
+    found = names.get(text.lower()) or wire.get(text.upper())
+    if found is None:
+        raise UsageError(f"unknown --state {text!r} (known: {', '.join(names)})")
+    return found
+
+
 def _print_result(result: Task | Message, *, as_json: bool, answer_with: str) -> int:
     """Print a task or reply; returns the exit status of the task's state."""
     if isinstance(result, Message):
@@ -130,21 +143,21 @@ async def tasks(args: argparse.Namespace, settings: Settings, running: Running) 
     answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:
         if args.action == "list":
-            try:
-                state = TaskState(args.state) if args.state else None
-            except ValueError:
-                known = ", ".join(s.value for s in TaskState if s is not TaskState.UNSPECIFIED)
-                raise UsageError(f"unknown --state {args.state!r} (known: {known})") from None
             request = ListTasksRequest(
-                context_id=args.context_id, status=state, page_size=args.page_size
+                context_id=args.context_id,
+                status=_state(args.state) if args.state else None,
+                page_size=args.page_size,
+                page_token=args.page_token,
             )
             page = await client.list_tasks(request)
             if args.json:
                 print(page.to_json().decode())
                 return OK
             for task in page.tasks:
-                print(f"{task.id}  {task.status.state.value:28}  context {task.context_id}")
+                print(task_row(task))
             print(f"({len(page.tasks)} of {page.total_size})")
+            if page.next_page_token:
+                print(f"next page: --page-token {page.next_page_token}")
             return OK
         if not args.task_id:
             raise UsageError(f"tasks {args.action} needs a TASK_ID")

@@ -188,7 +188,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
     tasks.add_argument("--url", type=agent_url, help="the hub's URL (default: server.public_url)")
     tasks.add_argument("--context-id", help="list: only this context")
-    tasks.add_argument("--state", help="list: only this state, e.g. completed")
+    tasks.add_argument("--state", help="list: only this state, e.g. completed, input-required")
+    tasks.add_argument("--page-token", help="list: the page after the one that printed it")
     tasks.add_argument(
         "--page-size", type=PAGE_SIZE, help=f"list: tasks per page (1 to {MAX_PAGE_SIZE})"
     )

@@ -7,8 +7,9 @@ from collections.abc import AsyncIterator
 
 from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.protocol import Message, StreamResponse, Task, TaskState
+from hub.tools.result import state_name
 
-__all__ = ["answer_hint", "describe", "describe_event", "print_events"]
+__all__ = ["answer_hint", "describe", "describe_event", "print_events", "task_row"]
 
 TERMINAL_OR_WAITING = {
     TaskState.COMPLETED,
@@ -23,7 +24,7 @@ TERMINAL_OR_WAITING = {
 def describe(result: Task | Message) -> str:
     if isinstance(result, Message):
         return f"message: {result.text()}"
-    lines = [f"task {result.id} (context {result.context_id}): {result.status.state.value}"]
+    lines = [f"task {result.id} (context {result.context_id}): {state_name(result.status.state)}"]
     if result.status.message is not None:
         lines.append(f"  status: {result.status.message.text()}")
     for artifact in result.artifacts or []:
@@ -37,17 +38,28 @@ def describe(result: Task | Message) -> str:
 
 def describe_event(event: StreamResponse) -> str:
     if event.task is not None:
-        return f"[task] {event.task.id} {event.task.status.state.value}"
+        return f"[task] {event.task.id} {state_name(event.task.status.state)}"
     if event.message is not None:
         return f"[message] {event.message.text()}"
     if event.status_update is not None:
         status = event.status_update.status
         text = f" {status.message.text()}" if status.message else ""
-        return f"[status] {status.state.value}{text}"
+        return f"[status] {state_name(status.state)}{text}"
     assert event.artifact_update is not None
     artifact = event.artifact_update.artifact
     texts = " ".join(part.text for part in artifact.parts if part.text is not None)
     return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
+
+
+def task_row(task: Task) -> str:
+    """One line of `tasks list`: id, state, when it last changed, skill, context."""
+    stamp = task.status.timestamp
+    when = stamp.isoformat(timespec="seconds") if stamp else "-"
+    skill = (task.metadata or {}).get("skill") or "-"
+    return (
+        f"{task.id}  {state_name(task.status.state):14}  {when:25}  {skill!s:12}  "
+        f"context {task.context_id}"
+    )
 
 
 def answer_hint(answer_with: str, task_id: str | None, context_id: str | None = None) -> str:

@@ -139,7 +139,7 @@ def test_serve_on_port_0_advertises_the_port_it_really_bound(hub_url: str) -> No
 def test_send_prints_the_completed_task_and_the_echoed_text(hub_url: str) -> None:
     lines = ok("send", hub_url, "hello from the cli").splitlines()
     assert lines[0].startswith("task ")
-    assert lines[0].endswith(": TASK_STATE_COMPLETED")
+    assert lines[0].endswith(": completed")
     assert lines[1:] == ["  artifact response: hello from the cli"]
 
 
@@ -151,10 +151,10 @@ def test_send_stream_prints_the_events_in_order_ending_with_completed(hub_url: s
         "[artifact]",
         "[status]",
     ]
-    assert lines[0].endswith(" TASK_STATE_SUBMITTED")
-    assert lines[1] == "[status] TASK_STATE_WORKING"
+    assert lines[0].endswith(" submitted")
+    assert lines[1] == "[status] working"
     assert lines[2] == "[artifact] response: streamed hello"
-    assert lines[3] == "[status] TASK_STATE_COMPLETED"
+    assert lines[3] == "[status] completed"
 
 
 def test_send_stream_json_prints_one_stream_response_per_line(hub_url: str) -> None:
@@ -181,8 +181,34 @@ def test_tasks_list_shows_the_tasks_sent(hub_url: str) -> None:
     sent = json.loads(ok("send", "--json", hub_url, "list me"))
     lines = ok("tasks", "list", "--url", hub_url).splitlines()
     listed = {line.split()[0]: line.split()[1] for line in lines[:-1]}
-    assert listed[sent["id"]] == "TASK_STATE_COMPLETED"
+    assert listed[sent["id"]] == "completed"
     assert lines[-1] == f"({len(lines) - 1} of {len(lines) - 1})"
+
+
+def test_tasks_list_pages_with_the_printed_token_and_shows_time_and_skill(hub_url: str) -> None:
+    first = json.loads(ok("send", "--json", "--skill", "echo", hub_url, "page one"))
+    second = json.loads(
+        ok("send", "--json", "--skill", "echo", "--context-id", first["contextId"], hub_url, "two")
+    )
+    args = ["tasks", "list", "--url", hub_url, "--context-id", first["contextId"]]
+    page = ok(*args, "--page-size", "1").splitlines()
+    assert page[-1].startswith("next page: --page-token ")
+    token = page[-1].split()[-1]
+    rest = ok(*args, "--page-size", "1", "--page-token", token).splitlines()
+    rows = [page[0].split(), rest[0].split()]
+    assert {row[0] for row in rows} == {first["id"], second["id"]}
+    for row in rows:
+        assert row[1] == "completed"
+        assert row[2].startswith(first["status"]["timestamp"][:4])  # an ISO time
+        assert row[3] == "echo"
+        assert row[-2:] == ["context", first["contextId"]]
+
+
+def test_tasks_list_filters_by_a_state_written_as_the_cli_prints_it(hub_url: str) -> None:
+    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
+    lines = ok("tasks", "list", "--url", hub_url, "--state", "input-required").splitlines()
+    assert parked["id"] in {line.split()[0] for line in lines[:-1]}
+    assert all(line.split()[1] == "input-required" for line in lines[:-1] if "context" in line)
 
 
 def test_tasks_list_json_filters_by_context(hub_url: str) -> None:
@@ -197,7 +223,7 @@ def test_tasks_get_shows_one_task(hub_url: str) -> None:
     sent = json.loads(ok("send", "--json", hub_url, "get me"))
     lines = ok("tasks", "get", sent["id"], "--url", hub_url).splitlines()
     assert lines == [
-        f"task {sent['id']} (context {sent['contextId']}): TASK_STATE_COMPLETED",
+        f"task {sent['id']} (context {sent['contextId']}): completed",
         "  artifact response: get me",
     ]
 
@@ -208,7 +234,7 @@ def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
 
     # Canceling succeeds (0); the task, read again, is canceled (1).
     lines = ok("tasks", "cancel", parked["id"], "--url", hub_url).splitlines()
-    assert lines[0] == f"task {parked['id']} (context {parked['contextId']}): TASK_STATE_CANCELED"
+    assert lines[0] == f"task {parked['id']} (context {parked['contextId']}): canceled"
 
     again = json.loads(ok("tasks", "get", parked["id"], "--url", hub_url, "--json", status=1))
     assert again["status"]["state"] == "TASK_STATE_CANCELED"
@@ -217,9 +243,9 @@ def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
 @pytest.mark.parametrize(
     ("skill", "status", "state"),
     [
-        ("echo", 0, "TASK_STATE_COMPLETED"),
-        ("broken", 1, "TASK_STATE_FAILED"),
-        ("interview", 3, "TASK_STATE_INPUT_REQUIRED"),
+        ("echo", 0, "completed"),
+        ("broken", 1, "failed"),
+        ("interview", 3, "input-required"),
     ],
 )
 @pytest.mark.parametrize("stream", [False, True])
@@ -240,7 +266,7 @@ def test_send_exits_by_the_tasks_state(
 def test_tasks_subscribe_follows_a_task_until_it_waits_for_input(hub_url: str) -> None:
     parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
     lines = ok("tasks", "subscribe", parked["id"], "--url", hub_url, status=3).splitlines()
-    assert lines[0] == f"[task] {parked['id']} TASK_STATE_INPUT_REQUIRED"
+    assert lines[0] == f"[task] {parked['id']} input-required"
     assert lines[-1].endswith(f"--task-id {parked['id']}")
 
 

@@ -344,8 +344,8 @@ async def test_call_stream_prints_the_events_in_order_ending_with_completed(
 
     assert len(lines) == 3
     assert lines[0].startswith("[task] ")
-    assert lines[0].endswith(" TASK_STATE_SUBMITTED")
-    assert lines[1:] == ["[artifact] echo: streamed", "[status] TASK_STATE_COMPLETED"]
+    assert lines[0].endswith(" submitted")
+    assert lines[1:] == ["[artifact] echo: streamed", "[status] completed"]
 
 
 async def test_call_answers_a_partners_question_with_task_id_and_completes(
