@@ -4,6 +4,7 @@ agents.yaml."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from dataclasses import asdict
@@ -11,8 +12,9 @@ from typing import Any
 
 import anyio
 
+from hub.cli.compose import json_option
 from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
-from hub.cli.render import answer_hint, print_events
+from hub.cli.render import answer_hint, camel_keys, print_events
 from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
@@ -57,12 +59,11 @@ async def call(args: argparse.Namespace, settings: Settings, running: Running) -
         if getattr(args, key):
             arguments[key] = getattr(args, key)
     if args.data is not None:
-        try:
-            arguments["data"] = json.loads(args.data)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--data is not valid JSON ({exc.msg})") from None
+        arguments["data"] = json_option("--data", args.data)
     async with Partners(registry) as partners:
         tool = partners[args.name]
+        if args.skill:
+            await _check_skill(partners, args.name, args.skill)
         running.what = f"the call to {args.name}"
         running.url = partners.entry(args.name).url
         if args.stream:
@@ -71,10 +72,22 @@ async def call(args: argparse.Namespace, settings: Settings, running: Running) -
                     events, running, as_json=args.json, answer_with=f"a2a-hub call {args.name}"
                 )
         result = await tool.call(**arguments)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else _result(result))
+    print(json.dumps(camel_keys(result.to_dict()), indent=2) if args.json else _result(result))
     if result.ok:
         return OK
     return NEEDS_INPUT if result.needs_input else FAILED
+
+
+async def _check_skill(partners: Partners, name: str, skill: str) -> None:
+    """Refuse a skill the partner's card does not list, before any message is sent (a card
+    that lists no skills accepts any)."""
+    offered = [entry.id for entry in (await partners.card(name)).skills]
+    if offered and skill not in offered:
+        close = difflib.get_close_matches(skill, offered, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UsageError(
+            f"partner '{name}' has no skill '{skill}'{hint} (its skills: {', '.join(offered)})"
+        )
 
 
 async def route(args: argparse.Namespace, settings: Settings) -> int:
@@ -88,7 +101,7 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     async with Partners(registry) as partners:
         ranked = await ScoringRouter(partners, skills, exclude_skills=ROUTING_SKILLS).rank(request)
     if args.json:
-        print(json.dumps([asdict(candidate) for candidate in ranked], indent=2))
+        print(json.dumps(camel_keys([asdict(candidate) for candidate in ranked]), indent=2))
         return 0 if ranked else 1
     if not ranked:
         print("no candidate matches")
@@ -106,10 +119,7 @@ async def swarm(args: argparse.Namespace, settings: Settings, running: Running) 
     registry = registry_for(settings, args.agents)
     items = None
     if args.items is not None:
-        try:
-            items = json.loads(args.items)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--items is not valid JSON ({exc.msg})") from None
+        items = json_option("--items", args.items)
         if not isinstance(items, list):
             raise UsageError("--items must be a JSON list")
     running.what = "the swarm"
@@ -149,7 +159,7 @@ async def swarm(args: argparse.Namespace, settings: Settings, running: Running) 
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(camel_keys(result.to_dict()), indent=2))
     else:
         verdict = "answer" if result.ok else "no answer"
         print(f"{result.strategy}: {verdict} ({result.reason})")

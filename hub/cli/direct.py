@@ -7,11 +7,14 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
+
+from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
 from hub.cli.render import answer_hint, describe, print_events, task_row
-from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url, user_message
+from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
 from hub.config import Settings
-from hub.errors import CardFetchError, InvalidAgentResponseError, RemoteRpcError
+from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
 from hub.protocol import (
     AgentCapabilities,
     AgentCard,
@@ -78,9 +81,8 @@ async def _client(
                 default_output_modes=["text/plain"],
                 skills=[],
             )
-        client = A2AClient(
-            card, http=http, agent_name=url, timeouts=timeouts, headers=_credentials(args, card)
-        )
+        headers = {**compose_headers(args), **_credentials(args, card)}
+        client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
         try:
             yield client
         except (RemoteRpcError, InvalidAgentResponseError) as exc:
@@ -121,19 +123,25 @@ def _print_result(result: Task | Message, *, as_json: bool, answer_with: str) ->
 
 async def send(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub send URL TEXT`: one message to any A2A agent; returns the exit status."""
-    message = user_message(args.text, context_id=args.context_id, task_id=args.task_id)
-    metadata = {"skill": args.skill} if args.skill else None
+    message, metadata = compose_message(args), compose_metadata(args)
     timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
     running.url = args.url
     answer_with = f"a2a-hub send {args.url}"
-    async with _client(args.url, timeouts, args) as client:
-        if args.stream:
-            async with client.stream(message, metadata=metadata) as events:
-                return await print_events(
-                    events, running, as_json=args.json, answer_with=answer_with
-                )
-        result = await client.send(message, metadata=metadata)
-        return _print_result(result, as_json=args.json, answer_with=answer_with)
+    try:
+        with anyio.fail_after(args.timeout):
+            async with _client(args.url, timeouts, args) as client:
+                if args.stream:
+                    async with client.stream(message, metadata=metadata) as events:
+                        return await print_events(
+                            events, running, as_json=args.json, answer_with=answer_with
+                        )
+                result = await client.send(message, metadata=metadata)
+                return _print_result(result, as_json=args.json, answer_with=answer_with)
+    except TimeoutError:
+        left = f"; task {running.task_id} may still run" if running.task_id else ""
+        raise AgentTimeoutError(
+            f"no answer from {args.url} within --timeout {args.timeout:g}s{left}"
+        ) from None
 
 
 async def tasks(args: argparse.Namespace, settings: Settings, running: Running) -> int:

@@ -91,6 +91,20 @@ def agent_url(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} has no scheme; did you mean http://{text}?")
 
 
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'Name: value'")
+    return name.strip(), value.strip()
+
+
 PORT = _bounded(int, 0, 65535)
 PAGE_SIZE = _bounded(int, 1, MAX_PAGE_SIZE)
 POSITIVE = _bounded(int, 1)
@@ -177,6 +191,25 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     send.add_argument("url", type=agent_url, help="the agent's base URL, e.g. http://host:8000")
     send.add_argument("text", help="the message text")
+    send.add_argument(
+        "--metadata",
+        type=_key_value,
+        action="append",
+        metavar="KEY=VALUE",
+        help="request metadata (repeat; a VALUE that reads as JSON is sent as JSON)",
+    )
+    send.add_argument("--agent", help="the partner the hub's delegate skill hands over to")
+    send.add_argument("--strategy", choices=STRATEGIES, help="the hub's swarm skill's strategy")
+    send.add_argument("--data", metavar="JSON|@FILE", help="a data part: JSON, or @file of JSON")
+    send.add_argument("--file", action="append", metavar="PATH", help="a file part (repeat)")
+    send.add_argument(
+        "--header",
+        type=_header,
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an extra HTTP header on every request (repeat)",
+    )
+    send.add_argument("--timeout", type=SECONDS, help="give up after this many seconds (exit 1)")
 
     tasks = command(
         "tasks",
@@ -217,7 +250,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     call.add_argument("name", help="the partner's name in agents.yaml")
     call.add_argument("text", help="the message text")
-    call.add_argument("--data", help="JSON sent as a data part")
+    call.add_argument("--data", metavar="JSON|@FILE", help="a data part: JSON, or @file of JSON")
 
     route = command(
         "route",
@@ -246,7 +279,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     swarm.add_argument("--limit", type=POSITIVE, help="at most this many partners")
     swarm.add_argument("--quorum", type=POSITIVE, help="vote: how many must agree")
     swarm.add_argument("--judge", help="best_of: the partner that picks the best answer")
-    swarm.add_argument("--items", help="map: a JSON list of items")
+    swarm.add_argument("--items", metavar="JSON|@FILE", help="map: a JSON list of items")
     swarm.add_argument("--concurrency", type=POSITIVE, default=8, help="branches at once")
     swarm.add_argument("--branch-deadline", type=SECONDS, help="seconds per branch")
     swarm.add_argument("--deadline", type=SECONDS, help="seconds for the whole swarm")

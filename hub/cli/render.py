@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.protocol import Message, StreamResponse, Task, TaskState
 from hub.tools.result import state_name
 
-__all__ = ["answer_hint", "describe", "describe_event", "print_events", "task_row"]
+__all__ = ["answer_hint", "camel_keys", "describe", "describe_event", "print_events", "task_row"]
 
 TERMINAL_OR_WAITING = {
     TaskState.COMPLETED,
@@ -49,6 +50,26 @@ def describe_event(event: StreamResponse) -> str:
     artifact = event.artifact_update.artifact
     texts = " ".join(part.text for part in artifact.parts if part.text is not None)
     return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
+
+
+_OPAQUE = frozenset({"data", "item", "items", "answer", "answers", "metadata"})
+
+
+def camel_keys(value: Any) -> Any:
+    """`value` with its keys in camelCase, as A2A's JSON has them (`task_id` -> `taskId`), for
+    every `--json` output. What an agent sent (`data`, `item`, `answer`, ...) is left as is."""
+    if isinstance(value, dict):
+        return {
+            _camel(key): item if key in _OPAQUE else camel_keys(item) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [camel_keys(item) for item in value]
+    return value
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
 
 
 def task_row(task: Task) -> str:

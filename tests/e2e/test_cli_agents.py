@@ -324,11 +324,12 @@ async def test_call_json_prints_the_tool_result(
     assert result["agent"] == "echoer"
     assert result["state"] == "completed"
     assert result["text"] == "hello"
-    assert result["needs_input"] is False
-    assert isinstance(result["task_id"], str)
-    assert isinstance(result["context_id"], str)
-    assert result["task_id"]
-    assert result["context_id"]
+    # camelCase keys, as in A2A's JSON and every other --json output.
+    assert result["needsInput"] is False
+    assert isinstance(result["taskId"], str)
+    assert isinstance(result["contextId"], str)
+    assert result["taskId"]
+    assert result["contextId"]
     assert result["artifacts"] == [{"name": "echo", "text": "hello", "data": [], "files": []}]
 
 
@@ -380,9 +381,9 @@ async def test_call_answers_a_partners_question_with_task_id_and_completes(
         )
     )
     assert answered["state"] == "completed"
-    assert answered["needs_input"] is False
+    assert answered["needsInput"] is False
     assert answered["text"] == "Hello, Ada!"
-    assert (answered["task_id"], answered["context_id"]) == (task_id, context_id)
+    assert (answered["taskId"], answered["contextId"]) == (task_id, context_id)
 
 
 async def test_call_that_ends_failed_exits_1_printing_the_failure(
@@ -401,6 +402,31 @@ async def test_call_that_ends_failed_exits_1_printing_the_failure(
     lines = done.stdout.splitlines()
     assert lines[0].startswith("interviewer: failed  (task ")
     assert lines[1:] == ["  the broken skill always fails"]
+
+
+async def test_call_with_a_skill_the_partner_lacks_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    recorders: list[RequestRecorder] = []
+
+    def build(url: str) -> RequestRecorder:
+        recorders.append(RequestRecorder(_interviewer(url)))
+        return recorders[0]
+
+    async with serve_on_loopback(build) as url:
+        agents = write_agents(
+            tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {url}\n"
+        )
+        done = await a2a_hub(
+            "call", "interviewer", "hi", "--skill", "brokn", "--agents", str(agents), cwd=tmp_path
+        )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "a2a-hub call: error: partner 'interviewer' has no skill 'brokn'; did you mean "
+        "'broken'? (its skills: interview, broken)"
+    )
+    assert [method for method, _, _ in recorders[0].requests] == ["GET"]  # the card only
 
 
 UNKNOWN = """\
@@ -490,3 +516,24 @@ async def test_a_bearer_secret_reaches_the_partner_and_no_output(
     for method, path, headers in recorder.requests:
         assert headers.get("authorization") == f"Bearer {SECRET}", (method, path)
     assert {method for method, _, _ in recorder.requests} == {"GET", "POST"}
+
+
+async def test_swarm_and_route_json_use_camel_case_keys(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+
+    swarmed = json.loads(
+        await ok(
+            "swarm", "hello", "--agent", "echoer", "--json", "--agents", str(agents), cwd=tmp_path
+        )
+    )
+    assert swarmed["answers"] == ["hello"]
+    [branch] = swarmed["branches"]
+    assert set(branch) == {"agent", "index", "state", "answer", "taskId", "seconds"}
+
+    ranked = json.loads(await ok("route", "hello", "--json", "--agents", str(agents), cwd=tmp_path))
+    assert {key for candidate in ranked for key in candidate} <= {
+        "kind", "name", "score", "reasons", "skill"
+    }  # fmt: skip

@@ -81,7 +81,7 @@ def test_a_misspelled_flag_is_shown_against_its_own_commands_usage() -> None:
         (
             ["call", "somebody", "hi", "--data", "{not json"],
             "a2a-hub call: error: --data is not valid JSON (Expecting property name enclosed "
-            "in double quotes)",
+            "in double quotes, line 1 column 2)",
         ),
     ],
 )
