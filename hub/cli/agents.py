@@ -22,7 +22,7 @@ from hub.runtime import registry_for
 from hub.skills import load_skills
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
-from hub.tools import PartnerHealth, Partners, ToolResult
+from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 
 __all__ = ["agents", "call", "route", "swarm"]
 
@@ -151,7 +151,7 @@ async def swarm(args: argparse.Namespace, settings: Settings, running: Running) 
                 branch_deadline=args.branch_deadline,
                 deadline=args.deadline,
                 quorum=args.quorum,
-                judge=partners[args.judge] if args.judge else None,
+                judge=_judge(partners, args.judge) if args.judge else None,
                 items=items,
                 skill=args.skill,
                 on_branch=show,
@@ -166,6 +166,15 @@ async def swarm(args: argparse.Namespace, settings: Settings, running: Running) 
         if result.answer is not None:
             print(result.answer)
     return 0 if result.ok else 1
+
+
+def _judge(partners: Partners, name: str) -> RemoteAgentTool:
+    """The best_of judge, named as the swarm skill's `judge` metadata names it (the tool
+    `a2a_<partner>`) or by the partner's name alone."""
+    bare = name.removeprefix("a2a_")
+    if bare != name and bare in list(partners):
+        return partners[bare]
+    return partners[name]
 
 
 def _list(registry: Registry, *, as_json: bool) -> None:

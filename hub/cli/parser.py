@@ -278,7 +278,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     swarm.add_argument("--skill", help="a skill id the partners must offer")
     swarm.add_argument("--limit", type=POSITIVE, help="at most this many partners")
     swarm.add_argument("--quorum", type=POSITIVE, help="vote: how many must agree")
-    swarm.add_argument("--judge", help="best_of: the partner that picks the best answer")
+    swarm.add_argument(
+        "--judge",
+        help="best_of: the partner that picks the best answer, as a2a_NAME (the name the swarm "
+        "skill's judge metadata takes) or NAME",
+    )
     swarm.add_argument("--items", metavar="JSON|@FILE", help="map: a JSON list of items")
     swarm.add_argument("--concurrency", type=POSITIVE, default=8, help="branches at once")
     swarm.add_argument("--branch-deadline", type=SECONDS, help="seconds per branch")

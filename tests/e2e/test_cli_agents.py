@@ -537,3 +537,23 @@ async def test_swarm_and_route_json_use_camel_case_keys(
     assert {key for candidate in ranked for key in candidate} <= {
         "kind", "name", "score", "reasons", "skill"
     }  # fmt: skip
+
+
+async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partner_name(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    args = ["swarm", "hi", "--strategy", "best_of", "--agent", "echoer", "--agents", str(agents)]
+
+    outcomes = []
+    for judge in ("a2a_echoer", "echoer"):
+        done = await a2a_hub(*args, "--judge", judge, "--json", cwd=tmp_path)
+        assert "Traceback" not in done.stderr
+        result = json.loads(done.stdout)
+        outcomes.append((done.returncode, result["ok"], result["reason"]))
+    assert outcomes[0] == outcomes[1]
+
+    unknown = await a2a_hub(*args, "--judge", "a2a_nobody", cwd=tmp_path)
+    assert unknown.returncode == 1
+    assert "a2a_nobody" in unknown.stderr
