@@ -29,7 +29,7 @@ from hub.cli.outcome import (
 )
 from hub.cli.parser import build_parser
 from hub.cli.serve import serve
-from hub.config import Settings, load_settings
+from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import (
     AgentUnreachableError,
     ClientError,
@@ -43,6 +43,8 @@ from hub.server.card import CardDocument, build_card
 from hub.skills import load_skills
 
 __all__ = ["main"]
+
+DEBUG_ENV = "A2A_HUB_DEBUG"
 
 _CREDENTIAL_HINT = "; pass --api-key (or set A2A_HUB_API_KEY) or --token (or set A2A_HUB_TOKEN)"
 
@@ -68,13 +70,16 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _print_card(settings: Settings) -> int:
     skills = load_skills(settings.skills)
+    settings = settle_default_skill(settings, list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
     print(json.dumps(json.loads(CardDocument.render(card).body), indent=2))
     return OK
 
 
 def _print_skills(settings: Settings, *, as_json: bool) -> int:
-    loaded = load_skills(settings.skills).values()
+    skills = load_skills(settings.skills)
+    settings = settle_default_skill(settings, list(skills))
+    loaded = skills.values()
     if as_json:
         listed = [
             {
@@ -173,5 +178,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         status = USAGE
     except (ClientError, ProtocolError, HubError) as exc:
         print(f"a2a-hub: {explain(exc, running)}", file=sys.stderr)
+        status = FAILED
+    except Exception as exc:
+        # A bug of ours: one line for the user, the traceback for whoever reports it.
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(
+            f"a2a-hub: internal error ({type(exc).__name__}: {exc}); set {DEBUG_ENV}=1 to see "
+            "where, and please report it",
+            file=sys.stderr,
+        )
         status = FAILED
     raise SystemExit(status)

@@ -49,8 +49,8 @@ def compose_metadata(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def compose_headers(args: argparse.Namespace) -> dict[str, str]:
-    """The `--header "Name: value"` pairs."""
-    return dict(args.header or [])
+    """The `--header "Name: value"` pairs (`send` has the option; `tasks` has not)."""
+    return dict(getattr(args, "header", None) or [])
 
 
 def json_option(option: str, text: str) -> Any:
