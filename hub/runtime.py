@@ -38,7 +38,7 @@ from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
 
-from hub.config import Settings, load_settings
+from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
 from hub.registry import Registry, load_registry
 from hub.server import create_app
@@ -129,15 +129,10 @@ class Hub:
         store: TaskStore | None = None,
         watch: bool = True,
     ) -> None:
-        if skills is None:
-            settings = settings or Settings()
-            local = load_skills(settings.skills)
-        else:
-            local = _by_id(skills)
-            if settings is None:
-                # Skills given in code and no settings: the first one answers by default.
-                first = next(iter(local), None)
-                settings = Settings(default_skill=first) if first else Settings()
+        settings = settings or Settings()
+        local = load_skills(settings.skills) if skills is None else _by_id(skills)
+        # Unless the settings name the default skill, the first one served answers by default.
+        settings = settle_default_skill(settings, list(local))
         if registry is None:
             registry = registry_for(settings, agents)
         self.settings = settings
