@@ -14,7 +14,8 @@ import anyio
 
 from hub.cli.compose import json_option
 from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
-from hub.cli.render import answer_hint, camel_keys, print_events
+from hub.cli.render import answer_hint, camel_keys
+from hub.cli.stream import print_events, stream_style
 from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
@@ -68,8 +69,9 @@ async def call(args: argparse.Namespace, settings: Settings, running: Running) -
         running.url = partners.entry(args.name).url
         if args.stream:
             async with tool.stream(**arguments) as events:
+                answer_with = f"a2a-hub call {args.name}"
                 return await print_events(
-                    events, running, as_json=args.json, answer_with=f"a2a-hub call {args.name}"
+                    events, running, style=stream_style(args), answer_with=answer_with
                 )
         result = await tool.call(**arguments)
     print(json.dumps(camel_keys(result.to_dict()), indent=2) if args.json else _result(result))

@@ -11,7 +11,8 @@ import anyio
 
 from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
-from hub.cli.render import answer_hint, describe, print_events, task_row
+from hub.cli.render import answer_hint, describe, task_row
+from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
 from hub.config import Settings
 from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
@@ -133,7 +134,7 @@ async def send(args: argparse.Namespace, running: Running) -> int:
                 if args.stream:
                     async with client.stream(message, metadata=metadata) as events:
                         return await print_events(
-                            events, running, as_json=args.json, answer_with=answer_with
+                            events, running, style=stream_style(args), answer_with=answer_with
                         )
                 result = await client.send(message, metadata=metadata)
                 return _print_result(result, as_json=args.json, answer_with=answer_with)
@@ -173,7 +174,7 @@ async def tasks(args: argparse.Namespace, settings: Settings, running: Running) 
             running.task_id = args.task_id
             async with client.subscribe(args.task_id) as events:
                 return await print_events(
-                    events, running, as_json=args.json, answer_with=answer_with
+                    events, running, style=stream_style(args), answer_with=answer_with
                 )
         if args.action == "get":
             task = await client.get_task(args.task_id)

@@ -172,6 +172,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     message.add_argument("--context-id", help="continue a conversation")
     message.add_argument("--task-id", help="answer a task that asked for input")
     message.add_argument("--json", action="store_true", help="print JSON")
+    message.add_argument(
+        "--raw", action="store_true", help="--stream: one line per event, not the text"
+    )
 
     # Secrets are read from the environment by default: a flag's value shows in `ps`.
     credential = argparse.ArgumentParser(add_help=False)
@@ -227,6 +230,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "--page-size", type=PAGE_SIZE, help=f"list: tasks per page (1 to {MAX_PAGE_SIZE})"
     )
     tasks.add_argument("--json", action="store_true", help="print raw JSON")
+    tasks.add_argument(
+        "--raw", action="store_true", help="subscribe: one line per event, not the text"
+    )
 
     registry = argparse.ArgumentParser(add_help=False, parents=[configured])
     registry.add_argument(

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import os
+import sys
 from typing import Any
 
-from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.protocol import Message, StreamResponse, Task, TaskState
 from hub.tools.result import state_name
 
-__all__ = ["answer_hint", "camel_keys", "describe", "describe_event", "print_events", "task_row"]
+__all__ = [
+    "TERMINAL_OR_WAITING",
+    "answer_hint",
+    "camel_keys",
+    "describe",
+    "describe_event",
+    "state_label",
+    "task_row",
+]
 
 TERMINAL_OR_WAITING = {
     TaskState.COMPLETED,
@@ -22,10 +30,33 @@ TERMINAL_OR_WAITING = {
 }
 
 
+_COLOURS = {
+    TaskState.COMPLETED: "32",  # green
+    TaskState.FAILED: "31",  # red
+    TaskState.REJECTED: "31",
+    TaskState.CANCELED: "31",
+    TaskState.INPUT_REQUIRED: "33",  # yellow
+    TaskState.AUTH_REQUIRED: "33",
+}
+
+
+def colour_on() -> bool:
+    """Colours only for a person at a terminal, and never with NO_COLOR set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def state_label(state: TaskState, width: int = 0) -> str:
+    """A state as every command prints it (`input-required`), padded to `width`, coloured on
+    a terminal."""
+    name = state_name(state).ljust(width)
+    code = _COLOURS.get(state)
+    return f"\033[{code}m{name}\033[0m" if code and colour_on() else name
+
+
 def describe(result: Task | Message) -> str:
     if isinstance(result, Message):
         return f"message: {result.text()}"
-    lines = [f"task {result.id} (context {result.context_id}): {state_name(result.status.state)}"]
+    lines = [f"task {result.id} (context {result.context_id}): {state_label(result.status.state)}"]
     if result.status.message is not None:
         lines.append(f"  status: {result.status.message.text()}")
     for artifact in result.artifacts or []:
@@ -39,13 +70,13 @@ def describe(result: Task | Message) -> str:
 
 def describe_event(event: StreamResponse) -> str:
     if event.task is not None:
-        return f"[task] {event.task.id} {state_name(event.task.status.state)}"
+        return f"[task] {event.task.id} {state_label(event.task.status.state)}"
     if event.message is not None:
         return f"[message] {event.message.text()}"
     if event.status_update is not None:
         status = event.status_update.status
         text = f" {status.message.text()}" if status.message else ""
-        return f"[status] {state_name(status.state)}{text}"
+        return f"[status] {state_label(status.state)}{text}"
     assert event.artifact_update is not None
     artifact = event.artifact_update.artifact
     texts = " ".join(part.text for part in artifact.parts if part.text is not None)
@@ -78,7 +109,7 @@ def task_row(task: Task) -> str:
     when = stamp.isoformat(timespec="seconds") if stamp else "-"
     skill = (task.metadata or {}).get("skill") or "-"
     return (
-        f"{task.id}  {state_name(task.status.state):14}  {when:25}  {skill!s:12}  "
+        f"{task.id}  {state_label(task.status.state, 14)}  {when:25}  {skill!s:12}  "
         f"context {task.context_id}"
     )
 
@@ -87,28 +118,3 @@ def answer_hint(answer_with: str, task_id: str | None, context_id: str | None = 
     """The line that tells how to answer a task waiting for input."""
     context = f" --context-id {context_id}" if context_id else ""
     return f'  answer with: {answer_with} "..." --task-id {task_id}{context}'
-
-
-async def print_events(
-    events: AsyncIterator[StreamResponse], running: Running, *, as_json: bool, answer_with: str
-) -> int:
-    """Print a stream's events as they come, noting the task in `running` (for Ctrl-C);
-    returns the exit status of the last state seen. A task left waiting for input gets the
-    line that tells how to answer it (`answer_with` is the command to repeat)."""
-    state: TaskState | None = None
-    for_task: str | None = None
-    async for event in events:
-        if event.task is not None:
-            for_task, state = event.task.id, event.task.status.state
-        elif event.status_update is not None:
-            for_task, state = event.status_update.task_id, event.status_update.status.state
-        elif event.artifact_update is not None:
-            for_task = event.artifact_update.task_id
-        running.task_id = for_task
-        print(event.to_json().decode() if as_json else describe_event(event), flush=True)
-    status = status_of(state)
-    if status == NEEDS_INPUT and not as_json:
-        print(answer_hint(answer_with, for_task))
-    if state in TERMINAL_OR_WAITING:
-        running.task_id = None  # nothing is left running on the agent
-    return status

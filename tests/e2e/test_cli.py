@@ -143,8 +143,14 @@ def test_send_prints_the_completed_task_and_the_echoed_text(hub_url: str) -> Non
     assert lines[1:] == ["  artifact response: hello from the cli"]
 
 
-def test_send_stream_prints_the_events_in_order_ending_with_completed(hub_url: str) -> None:
+def test_send_stream_prints_the_text_between_the_status_lines(hub_url: str) -> None:
     lines = ok("send", "--stream", hub_url, "streamed hello").splitlines()
+    assert lines[0].startswith("[task] ")
+    assert lines[1:] == ["[status] working", "streamed hello", "[status] completed"]
+
+
+def test_send_stream_raw_prints_the_events_in_order_ending_with_completed(hub_url: str) -> None:
+    lines = ok("send", "--stream", "--raw", hub_url, "streamed hello").splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == [
         "[task]",
         "[status]",

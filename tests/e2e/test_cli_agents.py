@@ -340,7 +340,9 @@ async def test_call_stream_prints_the_events_in_order_ending_with_completed(
     agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
 
     lines = (
-        await ok("call", "echoer", "streamed", "--stream", "--agents", str(agents), cwd=tmp_path)
+        await ok(
+            "call", "echoer", "streamed", "--stream", "--raw", "--agents", str(agents), cwd=tmp_path
+        )
     ).splitlines()
 
     assert len(lines) == 3

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import pty
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,8 @@ from hub.server import create_app
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 
-from .test_cli_agents import RequestRecorder, a2a_hub, ok
+from .hubproc import ROOT
+from .test_cli_agents import COMMAND, RequestRecorder, a2a_hub, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +42,12 @@ async def forever(ctx: SkillContext) -> str:
     return "never"
 
 
+@skill(id="count", description="Counts to three, one chunk at a time.")
+async def count(ctx: SkillContext) -> AsyncIterator[str]:
+    for word in ("one ", "two ", "three"):
+        yield word
+
+
 @pytest.fixture
 async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
     recorders: list[RequestRecorder] = []
@@ -49,7 +59,9 @@ async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
             default_skill="inspect",
         )
         app = create_app(
-            settings, store=MemoryTaskStore(), skills={"inspect": inspect, "forever": forever}
+            settings,
+            store=MemoryTaskStore(),
+            skills={"inspect": inspect, "forever": forever, "count": count},
         )
         recorders.append(RequestRecorder(app))
         return recorders[0]
@@ -132,3 +144,61 @@ async def test_a_send_option_that_cannot_be_used_is_a_usage_error(
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == f"a2a-hub send: error: {error}"
     assert [method for method, _, _ in recorder.requests if method == "POST"] == []
+
+
+async def test_streamed_chunks_are_printed_as_one_text_and_raw_shows_each_event(
+    tmp_path: Path, agent: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = agent
+    text = (await ok("send", "--stream", "--skill", "count", url, "go", cwd=tmp_path)).splitlines()
+    assert text[0].startswith("[task] ")
+    assert text[1:] == ["[status] working", "one two three", "[status] completed"]
+
+    raw = await ok("send", "--stream", "--raw", "--skill", "count", url, "go", cwd=tmp_path)
+    assert [line for line in raw.splitlines() if line.startswith("[artifact]")] == [
+        "[artifact] response: one ",
+        "[artifact] response: two ",
+        "[artifact] response: three",
+    ]
+
+
+async def test_colours_only_on_a_terminal_and_never_with_no_color(
+    tmp_path: Path, agent: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = agent
+    green = "\033[32mcompleted\033[0m"
+
+    async def on_a_terminal(**env: str) -> str:
+        controller, terminal = pty.openpty()
+        try:
+            with anyio.fail_after(60):
+                process = await anyio.open_process(
+                    [*COMMAND, "send", url, "hi"],
+                    cwd=tmp_path,
+                    env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                    stdout=terminal,
+                    stderr=subprocess.PIPE,
+                )
+                async with process:
+                    assert await process.wait() == 0
+        finally:
+            os.close(terminal)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            said += chunk
+        os.close(controller)
+        return said.decode()
+
+    assert green in await on_a_terminal()
+    plain = await on_a_terminal(NO_COLOR="1")
+    assert "\033[" not in plain
+    assert ": completed" in plain
+    piped = await ok("send", url, "hi", cwd=tmp_path)
+    assert "\033[" not in piped
+    assert ": completed" in piped
