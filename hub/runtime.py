@@ -38,7 +38,7 @@ from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
 
-from hub.config import Settings, load_settings, settle_default_skill
+from hub.config import Settings, load_settings, locate, settle_default_skill
 from hub.errors import ConfigError
 from hub.registry import Registry, load_registry
 from hub.server import create_app
@@ -48,7 +48,7 @@ from hub.store import MemoryTaskStore, TaskStore, build_store
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
 
-__all__ = ["DEFAULT_AGENTS", "Hub", "listen", "registry_for"]
+__all__ = ["DEFAULT_AGENTS", "Hub", "configured_skills", "listen", "registry_for"]
 
 DEFAULT_AGENTS = "agents.yaml"
 
@@ -96,6 +96,29 @@ def listen(settings: Settings) -> tuple[socket.socket, Settings]:
     return sock, bound
 
 
+def configured_skills(settings: Settings) -> dict[str, LocalSkill]:
+    """The skills the settings' `skills:` names, by id; a skill that cannot be loaded (an
+    unknown built-in, a module that fails to import, a missing program) is reported at its
+    entry's file and line.
+
+    Raises:
+        ConfigError: an entry cannot be loaded, or two entries have one id.
+    """
+    skills: dict[str, LocalSkill] = {}
+    for index, ref in enumerate(settings.skills):
+        try:
+            [(skill_id, found)] = load_skills([ref]).items()
+        except ConfigError as exc:
+            raise ConfigError(f"{locate(settings, 'skills', index)}: {exc}") from None
+        if skill_id in skills:
+            raise ConfigError(
+                f"{locate(settings, 'skills', index)}: two skills have the id '{skill_id}'; "
+                "skill ids must be unique"
+            )
+        skills[skill_id] = found
+    return skills
+
+
 def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str, LocalSkill]:
     if isinstance(skills, Mapping):
         return dict(skills)
@@ -130,7 +153,7 @@ class Hub:
         watch: bool = True,
     ) -> None:
         settings = settings or Settings()
-        local = load_skills(settings.skills) if skills is None else _by_id(skills)
+        local = configured_skills(settings) if skills is None else _by_id(skills)
         # Unless the settings name the default skill, the first one served answers by default.
         settings = settle_default_skill(settings, list(local))
         if registry is None:
@@ -178,7 +201,7 @@ class Hub:
         return cls(
             settings,
             registry=registry,
-            skills=load_skills(settings.skills),
+            skills=configured_skills(settings),
             store=store,
             watch=watch,
         )

@@ -616,6 +616,35 @@ def test_a_default_skill_that_is_not_listed_says_how_to_fix_it(tmp_path: Path) -
             tmp_path, "skills:\n  - module: tests.runtime_skills:shout\ndefault_skill: echo\n"
         )
     assert str(caught.value) == (
-        "default_skill 'echo' is not among the configured skills (known: shout); name one of "
-        "them, or leave default_skill out to use the first"
+        f"{tmp_path / 'hub.yaml'}:4: default_skill 'echo' is not among the configured skills "
+        "(known: shout); name one of them, or leave default_skill out to use the first"
     )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        pytest.param(
+            "builtin: ecko",
+            "unknown built-in skill 'ecko' (known: ",
+            id="unknown-builtin",
+        ),
+        pytest.param(
+            "module: tests.no_such_module:skill",
+            "skill 'tests.no_such_module:skill': cannot import module tests.no_such_module",
+            id="failed-import",
+        ),
+        pytest.param(
+            "module: tests.runtime_skills:shout",
+            "two skills have the id 'shout'; skill ids must be unique",
+            id="duplicate-id",
+        ),
+    ],
+)
+def test_a_skill_that_cannot_be_loaded_is_reported_at_its_entry(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    text = f"skills:\n  - builtin: echo\n  - module: tests.runtime_skills:shout\n  - {entry}\n"
+    with pytest.raises(ConfigError) as caught:
+        _hub_default(tmp_path, text)
+    assert str(caught.value).startswith(f"{tmp_path / 'hub.yaml'}:5: {message}")

@@ -39,8 +39,8 @@ from hub.errors import (
     RemoteRpcError,
     UnauthenticatedError,
 )
+from hub.runtime import configured_skills
 from hub.server.card import CardDocument, build_card
-from hub.skills import load_skills
 
 __all__ = ["main"]
 
@@ -69,7 +69,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _print_card(settings: Settings) -> int:
-    skills = load_skills(settings.skills)
+    skills = configured_skills(settings)
     settings = settle_default_skill(settings, list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
     print(json.dumps(json.loads(CardDocument.render(card).body), indent=2))
@@ -77,7 +77,7 @@ def _print_card(settings: Settings) -> int:
 
 
 def _print_skills(settings: Settings, *, as_json: bool) -> int:
-    skills = load_skills(settings.skills)
+    skills = configured_skills(settings)
     settings = settle_default_skill(settings, list(skills))
     loaded = skills.values()
     if as_json:

@@ -19,8 +19,7 @@ from hub.cli.stream import print_events, stream_style
 from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
-from hub.runtime import registry_for
-from hub.skills import load_skills
+from hub.runtime import configured_skills, registry_for
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
 from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
@@ -96,7 +95,7 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     """`a2a-hub route TEXT`: the ranked candidates for a request and why (nothing is sent but
     card reads)."""
     registry = registry_for(settings, args.agents)
-    skills = {sid: local.card for sid, local in load_skills(settings.skills).items()}
+    skills = {sid: local.card for sid, local in configured_skills(settings).items()}
     request = RouteRequest(
         text=args.text, agent=args.agent, skill=args.skill, tags=tuple(args.tag or ())
     )

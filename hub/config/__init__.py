@@ -11,6 +11,7 @@ from hub.config.loading import (
     describe_validation_error,
     load_settings,
     load_yaml_model,
+    locate,
     settle_default_skill,
 )
 from hub.config.security import (
@@ -52,6 +53,7 @@ __all__ = [
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",
+    "locate",
     "parse_duration",
     "parse_size",
     "settle_default_skill",

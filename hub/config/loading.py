@@ -7,6 +7,7 @@ import copy
 import difflib
 import os
 import re
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,13 @@ from hub.config.settings import Settings
 from hub.config.values import ENV_REF
 from hub.errors import ConfigError
 
-__all__ = ["describe_validation_error", "load_settings", "load_yaml_model", "settle_default_skill"]
+__all__ = [
+    "describe_validation_error",
+    "load_settings",
+    "load_yaml_model",
+    "locate",
+    "settle_default_skill",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -205,6 +212,7 @@ def settle_default_skill(settings: Settings, skill_ids: Sequence[str]) -> Settin
     if settings.default_skill not in skill_ids:
         known = ", ".join(skill_ids) or "none"
         raise ConfigError(
+            f"{locate(settings, 'default_skill')}: "
             f"default_skill '{settings.default_skill}' is not among the configured skills "
             f"(known: {known}); name one of them, or leave default_skill out to use the first"
         )
@@ -294,7 +302,7 @@ def load_settings(
             _set_dotted(data, dotted, value)
         return _validate(Settings, data, source="settings", root=None, origins=origins)
     source = Path(path or "config/hub.yaml")
-    return load_yaml_model(
+    settings = load_yaml_model(
         source,
         Settings,
         env=env,
@@ -302,6 +310,29 @@ def load_settings(
         origins=origins,
         check_raw=partial(_check_secrets_as_written, source=str(source), env=env),
     )
+    _SOURCES[id(settings)] = str(source)
+    weakref.finalize(settings, _SOURCES.pop, id(settings), None)
+    return settings
+
+
+_SOURCES: dict[int, str] = {}
+"""The file each loaded Settings object was read from (by id, forgotten with the object):
+kept beside the model, not in it, so settings of equal values stay equal."""
+
+
+def locate(settings: Settings, *loc: int | str) -> str:
+    """`file:line` of the key at `loc` (`"skills", 2`) in the file the settings were read
+    from, the file alone if the key is not written there, or "settings" for settings made in
+    code. For errors found after loading, so they point where the fix goes."""
+    source = _SOURCES.get(id(settings))
+    if source is None:
+        return "settings"
+    try:
+        root = yaml.compose(Path(source).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return source
+    line = _line_of(root, loc)
+    return f"{source}:{line}" if line else source
 
 
 _SECRET_KEYS = (("api_key", "KEY"), ("bearer", "TOKEN"))

@@ -111,7 +111,7 @@ def test_a_skill_that_cannot_be_loaded_exits_2_without_a_traceback(tmp_path: Pat
     config = write_config(tmp_path, "skills:\n  - module: tests.e2e.crash_skills:nothing\n")
     done = cli("card", "--config", str(config))
     assert done.returncode == 2
-    assert "tests.e2e.crash_skills:nothing" in done.stderr
+    assert f"{config}:2: skill 'tests.e2e.crash_skills:nothing'" in done.stderr
     assert "Traceback" not in done.stderr
 
 
