@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace, running: Running) -> int:
     if args.command == "tasks":
         return anyio.run(tasks, args, settings, running)
     if args.command == "agents":
-        return anyio.run(agents, args, settings)
+        return anyio.run(agents, args, settings, running)
     if args.command == "route":
         return anyio.run(route, args, settings)
     if args.command == "swarm":
@@ -135,11 +135,21 @@ def _run_unwrapped(args: argparse.Namespace, running: Running) -> int:
         raise _leaf(group) from None
 
 
+def _unreachable(exc: BaseException | None) -> bool:
+    """No connection could be made: the error itself, or the cause of a card read's error."""
+    while exc is not None:
+        if isinstance(exc, AgentUnreachableError):
+            return True
+        exc = exc.__cause__
+    return False
+
+
 def explain(exc: HubError, running: Running) -> str:
     """What went wrong and what to do about it, in one message without transport internals."""
-    if isinstance(exc, AgentUnreachableError):
-        where = running.url or running.what
-        return f"cannot reach {where}; check that the agent is running and that the URL is right"
+    if running.url and _unreachable(exc):
+        return (
+            f"cannot reach {running.url}; check that the agent is running and that the URL is right"
+        )
     message = str(exc)
     unauthenticated = isinstance(exc, UnauthenticatedError) or (
         isinstance(exc, RemoteRpcError) and exc.code in (401, UnauthenticatedError.code)

@@ -27,7 +27,7 @@ from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 __all__ = ["agents", "call", "route", "swarm"]
 
 
-async def agents(args: argparse.Namespace, settings: Settings) -> int:
+async def agents(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
     registry = registry_for(settings, args.agents)
     if args.action == "list":
@@ -39,6 +39,7 @@ async def agents(args: argparse.Namespace, settings: Settings) -> int:
         if len(args.names) != 1:
             raise UsageError(f"agents {args.action} takes one NAME")
         name = args.names[0]
+        running.url = partners.entry(name).url
         if args.action == "show":
             card = await partners.card(name)
         else:

@@ -559,3 +559,13 @@ async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partne
     unknown = await a2a_hub(*args, "--judge", "a2a_nobody", cwd=tmp_path)
     assert unknown.returncode == 1
     assert "a2a_nobody" in unknown.stderr
+
+
+async def test_agents_show_of_an_unreachable_partner_names_its_url_once(tmp_path: Path) -> None:
+    with unreachable_url() as url:
+        agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: gone\n    url: {url}\n")
+        done = await a2a_hub("agents", "show", "gone", "--agents", str(agents), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"a2a-hub: cannot reach {url}; check that the agent is running and that the URL is right\n"
+    )
