@@ -2,26 +2,35 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Two stamps: `make run` needs only the hub's own dependencies; the test extras (pytest,
+# mypy, ruff, hypothesis, a2a-sdk) come with the first `make test` (or `make install`).
+STAMP      := $(VENV)/.installed-runtime
+TEST_STAMP := $(VENV)/.installed-test
+# `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
+PORT   ?=
 
 .PHONY: run test lint typecheck pytest bench install postgres-server clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
+
+install: $(TEST_STAMP)
 
 run: $(STAMP)
-	$(BIN)/a2a-hub serve
+	$(BIN)/a2a-hub serve $(if $(PORT),--port $(PORT))
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check hub tests bench
 	$(BIN)/ruff format --check hub tests bench
 
-typecheck: $(STAMP)
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 # The tests start a real PostgreSQL server (as an unprivileged user): install Debian's
@@ -32,12 +41,12 @@ postgres-server:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql \
 	    >/dev/null; }
 
-pytest: $(STAMP) postgres-server
+pytest: $(TEST_STAMP) postgres-server
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python -m bench.run
 
 clean:

@@ -1,32 +1,55 @@
-"""`Hub`: the hub in-process, without an HTTP server, for Python code and scripts.
+"""`Hub`: the hub in-process, for Python code and scripts, and embedded in your own server.
 
 ```python
-async with Hub.from_config("config/hub.yaml") as hub:
-    result = await hub.tools["a2a_research"].call(message="Summarise the attached paper")
+import anyio
+
+from hub import Hub
+
+
+async def main() -> None:
+    async with Hub.from_config("config/hub.yaml") as hub:
+        result = await hub.tools["a2a_research"].call(message="Summarise the attached paper")
+        print(result.state, result.text)
+
+
+anyio.run(main)
 ```
 
 It reads the same files as `a2a-hub serve` (settings, agents.yaml, local skills) and offers
 the same tools. Local skills called as tools run on a task manager of its own over an
 in-memory store, so a script never touches the tasks of a running server.
+
+The same hub can be served: `hub.asgi_app()` is the ASGI app `a2a-hub serve` runs (mount it
+in your own server), and `await hub.serve(port=8000)` runs it on uvicorn in the current event
+loop. Skills written in Python need no settings file: `Hub(skills=[my_skill],
+agents="agents.yaml")`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import socket
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 
-from hub.config import Settings, load_settings
+from anyio import TASK_STATUS_IGNORED
+from anyio.abc import TaskStatus
+from litestar import Litestar
+
+from hub.config import Settings, load_settings, locate, settle_default_skill
+from hub.errors import ConfigError
 from hub.registry import Registry, load_registry
+from hub.server import create_app
+from hub.server.connections import ServerConfig
 from hub.skills import LocalSkill, load_skills
 from hub.skills.tools import with_tools
-from hub.store import MemoryTaskStore, TaskStore
+from hub.store import MemoryTaskStore, TaskStore, build_store
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
 
-__all__ = ["DEFAULT_AGENTS", "Hub", "registry_for"]
+__all__ = ["DEFAULT_AGENTS", "Hub", "configured_skills", "listen", "registry_for"]
 
 DEFAULT_AGENTS = "agents.yaml"
 
@@ -47,6 +70,67 @@ def registry_for(
     return load_registry(path, env=env, missing_ok=default)
 
 
+def listen(settings: Settings) -> tuple[socket.socket, Settings]:
+    """A listening socket on the settings' host and port, and the settings with the port
+    really bound (with port 0, the card must advertise the port chosen, not 0).
+
+    Raises:
+        ConfigError: the address cannot be bound (the message says what to change).
+    """
+    family = socket.AF_INET6 if ":" in settings.server.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((settings.server.host, settings.server.port))
+        # Listening now means connections queue from the moment the address is known.
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {settings.server.host}:{settings.server.port} ({exc.strerror}); "
+            "choose another port or stop what is using it"
+        ) from None
+    port = sock.getsockname()[1]
+    bound = settings.model_copy(
+        update={"server": settings.server.model_copy(update={"port": port})}
+    )
+    return sock, bound
+
+
+def configured_skills(settings: Settings) -> dict[str, LocalSkill]:
+    """The skills the settings' `skills:` names, by id; a skill that cannot be loaded (an
+    unknown built-in, a module that fails to import, a missing program) is reported at its
+    entry's file and line.
+
+    Raises:
+        ConfigError: an entry cannot be loaded, or two entries have one id.
+    """
+    skills: dict[str, LocalSkill] = {}
+    for index, ref in enumerate(settings.skills):
+        try:
+            [(skill_id, found)] = load_skills([ref]).items()
+        except ConfigError as exc:
+            raise ConfigError(f"{locate(settings, 'skills', index)}: {exc}") from None
+        if skill_id in skills:
+            raise ConfigError(
+                f"{locate(settings, 'skills', index)}: two skills have the id '{skill_id}'; "
+                "skill ids must be unique"
+            )
+        skills[skill_id] = found
+    return skills
+
+
+def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str, LocalSkill]:
+    if isinstance(skills, Mapping):
+        return dict(skills)
+    by_id: dict[str, LocalSkill] = {}
+    for local in skills:
+        if local.card.id in by_id:
+            raise ConfigError(f"two skills have the id '{local.card.id}'")
+        by_id[local.card.id] = local
+    return by_id
+
+
 class Hub:
     """Partners, local skills and their tools, ready to call: use as an async context manager.
 
@@ -61,17 +145,25 @@ class Hub:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: Settings | None = None,
         *,
-        registry: Registry,
-        skills: Mapping[str, LocalSkill],
+        registry: Registry | None = None,
+        skills: Mapping[str, LocalSkill] | Sequence[LocalSkill] | None = None,
+        agents: str | Path | None = None,
         store: TaskStore | None = None,
         watch: bool = True,
     ) -> None:
+        settings = settings or Settings()
+        local = configured_skills(settings) if skills is None else _by_id(skills)
+        # Unless the settings name the default skill, the first one served answers by default.
+        settings = settle_default_skill(settings, list(local))
+        if registry is None:
+            registry = registry_for(settings, agents)
         self.settings = settings
         self.partners = Partners(registry, federation=FederationPolicy.from_settings(settings))
         self._store = store or MemoryTaskStore()
-        self.skills, self.tools = with_tools(skills, self.partners, lambda: self.manager)
+        self._local = local
+        self.skills, self.tools = with_tools(local, self.partners, lambda: self.manager)
         self.manager = TaskManager(
             store=self._store,
             executors=self.skills,
@@ -110,7 +202,7 @@ class Hub:
         return cls(
             settings,
             registry=registry,
-            skills=load_skills(settings.skills),
+            skills=configured_skills(settings),
             store=store,
             watch=watch,
         )
@@ -118,6 +210,77 @@ class Hub:
     @property
     def registry(self) -> Registry:
         return self.partners.registry
+
+    def asgi_app(
+        self, settings: Settings | None = None, *, public_url: str | None = None
+    ) -> Litestar:
+        """The hub's ASGI app, as `a2a-hub serve` runs it: mount it in your own server.
+
+        The app keeps its tasks in the store the settings name (`store.kind`, `store.path`)
+        and opens and closes it, and its own partner connections, in its lifespan; it does
+        not need the hub to be entered with `async with`.
+
+        Args:
+            settings: these settings instead of the hub's (for example with the port bound).
+            public_url: the URL callers reach the app at, advertised in its card (default:
+                `server.public_url`, else `http://host:port` of the settings).
+
+        Raises:
+            ConfigError: the default skill is not served, or the settings are inconsistent.
+        """
+        settings = settings or self.settings
+        if public_url is not None:
+            server = settings.server.model_copy(update={"public_url": public_url})
+            settings = settings.model_copy(update={"server": server})
+        store = build_store(
+            settings.store.kind,
+            settings.store.path,
+            dsn=settings.store.dsn,
+            pool_size=settings.store.pool_size,
+        )
+        partners = Partners(self.registry, federation=FederationPolicy.from_settings(settings))
+        return create_app(settings, store=store, skills=self._local, partners=partners)
+
+    async def serve(
+        self,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        task_status: TaskStatus[str] = TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve the hub on uvicorn in the current event loop until cancelled.
+
+        `url = await task_group.start(partial(hub.serve, port=0))` gives the URL served once
+        the socket listens (requests sent from then on queue until uvicorn takes them).
+
+        Args:
+            host: the address to listen on (default: `server.host`).
+            port: the port (default: `server.port`; 0 picks a free one).
+            task_status: set to the URL served, for `TaskGroup.start`.
+
+        Raises:
+            ConfigError: the address cannot be bound, or the settings are inconsistent.
+        """
+        import uvicorn
+
+        server = self.settings.server.model_copy(
+            update={
+                key: value for key, value in (("host", host), ("port", port)) if value is not None
+            }
+        )
+        sock, settings = listen(self.settings.model_copy(update={"server": server}))
+        try:
+            app = self.asgi_app(settings)
+            task_status.started(f"http://{settings.server.host}:{settings.server.port}")
+            config = ServerConfig(
+                app,
+                settings=settings.server,
+                log_level=settings.server.log_level,
+                timeout_graceful_shutdown=5,
+            )
+            await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            sock.close()
 
     async def __aenter__(self) -> Hub:
         async with AsyncExitStack() as stack:

@@ -541,3 +541,110 @@ def test_any_text_is_a_positive_size_or_a_value_error(text: str) -> None:
         return
     assert isinstance(size, int)
     assert size > 0
+
+
+# --- duplicate keys, overrides over a wrong file, the default skill ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "server:\n  port: 1\n  port: 2\n",
+            "duplicate key 'port' (first set on line 2); keep one of them",
+            id="nested",
+        ),
+        pytest.param(
+            "store: {kind: memory}\nserver: {}\nstore: {kind: sqlite}\n",
+            "duplicate key 'store' (first set on line 1); keep one of them",
+            id="top-level",
+        ),
+    ],
+)
+def test_a_duplicate_key_is_an_error_naming_both_lines(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    assert config_error(path) == f"{path}:3: {message}"
+
+
+def test_a_duplicate_key_in_agents_yaml_is_an_error_too(tmp_path: Path) -> None:
+    from hub.registry import load_registry
+
+    path = write(
+        tmp_path,
+        "version: 1\nagents:\n  - name: a\n    url: http://a\n    url: http://b\n",
+        name="agents.yaml",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_registry(path, env={})
+    assert str(caught.value).startswith(f"{path}:5: duplicate key 'url' (first set on line 4)")
+
+
+def test_an_override_does_not_hide_a_wrong_value_in_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "store: {kind: memory}\nserver:\n  port: eighty\n")
+    message = config_error(path, overrides={"server.port": 8001})
+    assert message.startswith(f"{path}:3: server.port: ")
+
+
+def test_an_override_of_a_right_file_still_wins(tmp_path: Path) -> None:
+    path = write(tmp_path, "server:\n  port: 8000\n")
+    assert load_settings(path, env={}, overrides={"server.port": 8001}).server.port == 8001
+
+
+def _hub_default(tmp_path: Path, text: str) -> str:
+    from hub import Hub
+
+    path = write(tmp_path, "store: {kind: memory}\n" + text)
+    return Hub.from_config(path, env={}).settings.default_skill
+
+
+def test_without_skills_only_echo_is_served_and_is_the_default(tmp_path: Path) -> None:
+    assert _hub_default(tmp_path, "") == "echo"
+
+
+def test_a_config_that_lists_skills_and_no_default_answers_with_the_first(
+    tmp_path: Path,
+) -> None:
+    text = "skills:\n  - module: tests.runtime_skills:shout\n  - builtin: echo\n"
+    assert _hub_default(tmp_path, text) == "shout"
+
+
+def test_a_default_skill_that_is_not_listed_says_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _hub_default(
+            tmp_path, "skills:\n  - module: tests.runtime_skills:shout\ndefault_skill: echo\n"
+        )
+    assert str(caught.value) == (
+        f"{tmp_path / 'hub.yaml'}:4: default_skill 'echo' is not among the configured skills "
+        "(known: shout); name one of them, or leave default_skill out to use the first"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        pytest.param(
+            "builtin: ecko",
+            "unknown built-in skill 'ecko' (known: ",
+            id="unknown-builtin",
+        ),
+        pytest.param(
+            "module: tests.no_such_module:skill",
+            "skill 'tests.no_such_module:skill': cannot import module tests.no_such_module",
+            id="failed-import",
+        ),
+        pytest.param(
+            "module: tests.runtime_skills:shout",
+            "two skills have the id 'shout'; skill ids must be unique",
+            id="duplicate-id",
+        ),
+    ],
+)
+def test_a_skill_that_cannot_be_loaded_is_reported_at_its_entry(
+    tmp_path: Path, entry: str, message: str
+) -> None:
+    text = f"skills:\n  - builtin: echo\n  - module: tests.runtime_skills:shout\n  - {entry}\n"
+    with pytest.raises(ConfigError) as caught:
+        _hub_default(tmp_path, text)
+    assert str(caught.value).startswith(f"{tmp_path / 'hub.yaml'}:5: {message}")

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PACKAGES = [
     "hub",
@@ -40,3 +46,107 @@ def test_the_skill_author_api_is_at_the_top() -> None:
     import hub
 
     assert {"skill", "SkillContext", "SkillError", "load_settings"} <= set(hub.__all__)
+    assert {"TaskState", "Part", "Artifact", "Message", "ToolResult", "ClientError"} <= set(
+        hub.__all__
+    )
+
+
+USER_SKILLS = """\
+from hub import (
+    Artifact,
+    ClientError,
+    Hub,
+    Message,
+    Part,
+    SkillContext,
+    SkillError,
+    StateName,
+    TaskState,
+    ToolResult,
+    skill,
+)
+
+
+@skill(id="greet", description="Greets.")
+async def greet(ctx: SkillContext) -> str:
+    await ctx.progress("thinking")
+    return f"Hello, {ctx.text}!"
+
+
+@skill(id="parts", description="Answers with parts.")
+async def parts(ctx: SkillContext) -> list[Part]:
+    return [Part(text="one"), Part(data={"n": 2})]
+
+
+@skill(id="ask", description="Asks, then calls a partner.")
+async def ask(ctx: SkillContext) -> Artifact | Message:
+    answer: Message = await ctx.ask("Which partner?")
+    try:
+        result: ToolResult = await ctx.agents[answer.text()].call(message=ctx.text)
+    except ClientError as exc:
+        raise SkillError(f"the partner failed: {exc}") from exc
+    state: StateName = result.state
+    if state != "completed":
+        raise ctx.fail(f"the partner ended {state}")
+    voted = await ctx.swarm(strategy="vote", quorum=2)
+    return Artifact(artifact_id="a", parts=[Part(text=voted.answer or "")])
+
+
+def served(hub: Hub) -> object:
+    return hub.asgi_app()
+
+
+FINAL = {TaskState.COMPLETED, TaskState.FAILED}
+"""
+
+MISTAKES = """\
+from hub import SkillContext, ToolResult, skill
+
+
+@skill(id="typo", description="Typos the type checker catches.")
+async def typo(ctx: SkillContext) -> str:
+    await ctx.swarm(strategy="majority")
+    result: ToolResult = await ctx.agents["x"].call(message="hi")
+    return "yes" if result.state == "complete" else "no"
+"""
+
+
+def _mypy_strict(folder: Path, module: str, body: str) -> subprocess.CompletedProcess[str]:
+    """`mypy --strict` as a user runs it: in a folder of their own, outside this repository,
+    on the package as installed in the environment."""
+    (folder / f"{module}.py").write_text(body, encoding="utf-8")
+    mypy = Path(sys.executable).parent / "mypy"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("MYPY")}
+    return subprocess.run(
+        [str(mypy), "--strict", "--cache-dir", str(folder / ".mypy_cache"), f"{module}.py"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_a_users_skill_module_passes_mypy_strict_outside_the_repository(
+    tmp_path: Path,
+) -> None:
+    assert not tmp_path.is_relative_to(ROOT)
+    done = _mypy_strict(tmp_path, "my_skills", USER_SKILLS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("Success: no issues found in 1 source file")
+
+
+def test_mypy_catches_a_misspelled_strategy_and_state_in_a_users_module(
+    tmp_path: Path,
+) -> None:
+    done = _mypy_strict(tmp_path, "mistakes", MISTAKES)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if ": error: " in line]
+    assert len(errors) == 2, done.stdout
+    assert errors[0].startswith('mistakes.py:6: error: Argument "strategy"')
+    assert errors[1].startswith("mistakes.py:8: error: Non-overlapping equality check")
+
+
+def test_the_package_is_marked_typed() -> None:
+    assert (ROOT / "hub" / "py.typed").is_file()

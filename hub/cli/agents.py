@@ -4,6 +4,7 @@ agents.yaml."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from dataclasses import asdict
@@ -11,20 +12,22 @@ from typing import Any
 
 import anyio
 
-from hub.cli.render import describe_event
+from hub.cli.compose import json_option
+from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
+from hub.cli.render import answer_hint, camel_keys
+from hub.cli.stream import print_events, stream_style
 from hub.config import Settings
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry
-from hub.runtime import registry_for
-from hub.skills import load_skills
+from hub.runtime import configured_skills, registry_for
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
-from hub.tools import PartnerHealth, Partners, ToolResult
+from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 
 __all__ = ["agents", "call", "route", "swarm"]
 
 
-async def agents(args: argparse.Namespace, settings: Settings) -> int:
+async def agents(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
     registry = registry_for(settings, args.agents)
     if args.action == "list":
@@ -34,8 +37,9 @@ async def agents(args: argparse.Namespace, settings: Settings) -> int:
         if args.action == "check":
             return await _check(partners, args.names, as_json=args.json)
         if len(args.names) != 1:
-            raise SystemExit(f"a2a-hub agents {args.action} takes one NAME")
+            raise UsageError(f"agents {args.action} takes one NAME")
         name = args.names[0]
+        running.url = partners.entry(name).url
         if args.action == "show":
             card = await partners.card(name)
         else:
@@ -47,42 +51,59 @@ async def agents(args: argparse.Namespace, settings: Settings) -> int:
         return 0
 
 
-async def call(args: argparse.Namespace, settings: Settings) -> int:
-    """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome."""
+async def call(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+    """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome; returns the
+    exit status."""
     registry = registry_for(settings, args.agents)
     arguments: dict[str, Any] = {"message": args.text}
     for key in ("skill", "context_id", "task_id"):
         if getattr(args, key):
             arguments[key] = getattr(args, key)
     if args.data is not None:
-        try:
-            arguments["data"] = json.loads(args.data)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"a2a-hub: --data is not valid JSON ({exc.msg})") from None
+        arguments["data"] = json_option("--data", args.data)
     async with Partners(registry) as partners:
         tool = partners[args.name]
+        if args.skill:
+            await _check_skill(partners, args.name, args.skill)
+        running.what = f"the call to {args.name}"
+        running.url = partners.entry(args.name).url
         if args.stream:
             async with tool.stream(**arguments) as events:
-                async for event in events:
-                    print(event.to_json().decode() if args.json else describe_event(event))
-            return 0
+                answer_with = f"a2a-hub call {args.name}"
+                return await print_events(
+                    events, running, style=stream_style(args), answer_with=answer_with
+                )
         result = await tool.call(**arguments)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else _result(result))
-    return 0 if result.ok or result.needs_input else 1
+    print(json.dumps(camel_keys(result.to_dict()), indent=2) if args.json else _result(result))
+    if result.ok:
+        return OK
+    return NEEDS_INPUT if result.needs_input else FAILED
+
+
+async def _check_skill(partners: Partners, name: str, skill: str) -> None:
+    """Refuse a skill the partner's card does not list, before any message is sent (a card
+    that lists no skills accepts any)."""
+    offered = [entry.id for entry in (await partners.card(name)).skills]
+    if offered and skill not in offered:
+        close = difflib.get_close_matches(skill, offered, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UsageError(
+            f"partner '{name}' has no skill '{skill}'{hint} (its skills: {', '.join(offered)})"
+        )
 
 
 async def route(args: argparse.Namespace, settings: Settings) -> int:
     """`a2a-hub route TEXT`: the ranked candidates for a request and why (nothing is sent but
     card reads)."""
     registry = registry_for(settings, args.agents)
-    skills = {sid: local.card for sid, local in load_skills(settings.skills).items()}
+    skills = {sid: local.card for sid, local in configured_skills(settings).items()}
     request = RouteRequest(
         text=args.text, agent=args.agent, skill=args.skill, tags=tuple(args.tag or ())
     )
     async with Partners(registry) as partners:
         ranked = await ScoringRouter(partners, skills, exclude_skills=ROUTING_SKILLS).rank(request)
     if args.json:
-        print(json.dumps([asdict(candidate) for candidate in ranked], indent=2))
+        print(json.dumps(camel_keys([asdict(candidate) for candidate in ranked]), indent=2))
         return 0 if ranked else 1
     if not ranked:
         print("no candidate matches")
@@ -94,18 +115,16 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def swarm(args: argparse.Namespace, settings: Settings) -> int:
+async def swarm(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
     registry = registry_for(settings, args.agents)
     items = None
     if args.items is not None:
-        try:
-            items = json.loads(args.items)
-        except json.JSONDecodeError as exc:
-            raise SystemExit(f"a2a-hub: --items is not valid JSON ({exc.msg})") from None
+        items = json_option("--items", args.items)
         if not isinstance(items, list):
-            raise SystemExit("a2a-hub: --items must be a JSON list")
+            raise UsageError("--items must be a JSON list")
+    running.what = "the swarm"
 
     async def show(branch: Branch) -> None:
         if not args.json:
@@ -134,21 +153,30 @@ async def swarm(args: argparse.Namespace, settings: Settings) -> int:
                 branch_deadline=args.branch_deadline,
                 deadline=args.deadline,
                 quorum=args.quorum,
-                judge=partners[args.judge] if args.judge else None,
+                judge=_judge(partners, args.judge) if args.judge else None,
                 items=items,
                 skill=args.skill,
                 on_branch=show,
             )
         except ValueError as exc:
-            raise SystemExit(f"a2a-hub: {exc}") from None
+            raise UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(camel_keys(result.to_dict()), indent=2))
     else:
         verdict = "answer" if result.ok else "no answer"
         print(f"{result.strategy}: {verdict} ({result.reason})")
         if result.answer is not None:
             print(result.answer)
     return 0 if result.ok else 1
+
+
+def _judge(partners: Partners, name: str) -> RemoteAgentTool:
+    """The best_of judge, named as the swarm skill's `judge` metadata names it (the tool
+    `a2a_<partner>`) or by the partner's name alone."""
+    bare = name.removeprefix("a2a_")
+    if bare != name and bare in list(partners):
+        return partners[bare]
+    return partners[name]
 
 
 def _list(registry: Registry, *, as_json: bool) -> None:
@@ -272,5 +300,5 @@ def _result(result: ToolResult) -> str:
     if result.message and (result.needs_input or not result.artifacts):
         lines.append(f"  {result.message}")
     if result.needs_input:
-        lines.append(f'  answer with: a2a-hub call {result.agent} "..." --task-id {result.task_id}')
+        lines.append(answer_hint(f"a2a-hub call {result.agent}", result.task_id))
     return "\n".join(lines)

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
-import httpx
+import anyio
 
-from hub.cli.render import describe, describe_event
-from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url, user_message
+from hub.cli.compose import compose_headers, compose_message, compose_metadata
+from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
+from hub.cli.render import answer_hint, describe, task_row
+from hub.cli.stream import print_events, stream_style
+from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
 from hub.config import Settings
-from hub.errors import CardFetchError
+from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
 from hub.protocol import (
     AgentCapabilities,
     AgentCard,
     AgentInterface,
     ListTasksRequest,
+    Message,
+    Task,
     TaskState,
 )
+from hub.tools.result import state_name
 
 __all__ = ["send", "tasks"]
 
@@ -46,73 +54,131 @@ def _credentials(args: argparse.Namespace, card: AgentCard) -> dict[str, str]:
     return headers
 
 
+@asynccontextmanager
 async def _client(
-    url: str, http: httpx.AsyncClient, timeouts: Timeouts, args: argparse.Namespace
-) -> A2AClient:
+    url: str, timeouts: Timeouts, args: argparse.Namespace
+) -> AsyncIterator[A2AClient]:
     """A client from the agent's card; an agent without a card is spoken to as JSON-RPC 1.0 at
-    the URL given (as a bare endpoint). The credentials go with every call but the card's."""
-    try:
-        card = await CardCache(http).get(card_url(url))
-    except CardFetchError:
-        card = AgentCard(
-            name=url,
-            description="an agent without a readable card",
-            version="0",
-            supported_interfaces=[
-                AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-            ],
-            capabilities=AgentCapabilities(streaming=True),
-            default_input_modes=["text/plain"],
-            default_output_modes=["text/plain"],
-            skills=[],
-        )
-    return A2AClient(
-        card, http=http, agent_name=url, timeouts=timeouts, headers=_credentials(args, card)
-    )
+    the URL given (as a bare endpoint). The credentials go with every call but the card's.
+
+    When there is no card and the URL does not answer as an endpoint either, the error says
+    that no card was found where one was looked for: that is what the user has to fix.
+    """
+    async with build_http_client() as http:
+        missing: str | None = None
+        try:
+            card = await CardCache(http).get(card_url(url))
+        except CardFetchError:
+            missing = card_url(url)
+            card = AgentCard(
+                name=url,
+                description="an agent without a readable card",
+                version="0",
+                supported_interfaces=[
+                    AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+                ],
+                capabilities=AgentCapabilities(streaming=True),
+                default_input_modes=["text/plain"],
+                default_output_modes=["text/plain"],
+                skills=[],
+            )
+        headers = {**compose_headers(args), **_credentials(args, card)}
+        client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
+        try:
+            yield client
+        except (RemoteRpcError, InvalidAgentResponseError) as exc:
+            if missing is None:
+                raise
+            raise CardFetchError(
+                f"no A2A agent card at {missing}, and {url} does not answer A2A JSON-RPC "
+                "either; check the URL (give the agent's base URL, or its card's URL)"
+            ) from exc
 
 
-async def send(args: argparse.Namespace) -> None:
-    message = user_message(args.text, context_id=args.context_id, task_id=args.task_id)
-    metadata = {"skill": args.skill} if args.skill else None
+def _state(text: str) -> TaskState:
+    """A state as the CLI prints it (`input-required`) or as the wire names it."""
+    names: dict[str, TaskState] = {
+        state_name(state): state for state in TaskState if state is not TaskState.UNSPECIFIED
+    }
+    wire = {state.value: state for state in names.values()}
+    found = names.get(text.lower()) or wire.get(text.upper())
+    if found is None:
+        raise UsageError(f"unknown --state {text!r} (known: {', '.join(names)})")
+    return found
+
+
+def _print_result(result: Task | Message, *, as_json: bool, answer_with: str) -> int:
+    """Print a task or reply; returns the exit status of the task's state."""
+    if isinstance(result, Message):
+        print(result.to_json().decode() if as_json else describe(result))
+        return OK
+    status = status_of(result.status.state)
+    if as_json:
+        print(result.to_json().decode())
+        return status
+    print(describe(result))
+    if status == NEEDS_INPUT:
+        print(answer_hint(answer_with, result.id))
+    return status
+
+
+async def send(args: argparse.Namespace, running: Running) -> int:
+    """`a2a-hub send URL TEXT`: one message to any A2A agent; returns the exit status."""
+    message, metadata = compose_message(args), compose_metadata(args)
     timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
-    async with build_http_client() as http:
-        client = await _client(args.url, http, timeouts, args)
-        if args.stream:
-            async with client.stream(message, metadata=metadata) as events:
-                async for event in events:
-                    print(event.to_json().decode() if args.json else describe_event(event))
-            return
-        result = await client.send(message, metadata=metadata)
-        print(result.to_json().decode() if args.json else describe(result))
+    running.url = args.url
+    answer_with = f"a2a-hub send {args.url}"
+    try:
+        with anyio.fail_after(args.timeout):
+            async with _client(args.url, timeouts, args) as client:
+                if args.stream:
+                    async with client.stream(message, metadata=metadata) as events:
+                        return await print_events(
+                            events, running, style=stream_style(args), answer_with=answer_with
+                        )
+                result = await client.send(message, metadata=metadata)
+                return _print_result(result, as_json=args.json, answer_with=answer_with)
+    except TimeoutError:
+        left = f"; task {running.task_id} may still run" if running.task_id else ""
+        raise AgentTimeoutError(
+            f"no answer from {args.url} within --timeout {args.timeout:g}s{left}"
+        ) from None
 
 
-async def tasks(args: argparse.Namespace, settings: Settings) -> None:
+async def tasks(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+    """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
     url = args.url or settings.server.base_url()
-    async with build_http_client() as http:
-        client = await _client(url, http, Timeouts(connect=10.0, read=30.0), args)
+    running.url = url
+    answer_with = f"a2a-hub send {url}"
+    async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:
         if args.action == "list":
-            try:
-                state = TaskState(args.state) if args.state else None
-            except ValueError:
-                known = ", ".join(s.value for s in TaskState if s is not TaskState.UNSPECIFIED)
-                raise SystemExit(
-                    f"a2a-hub: unknown --state {args.state!r} (known: {known})"
-                ) from None
             request = ListTasksRequest(
-                context_id=args.context_id, status=state, page_size=args.page_size
+                context_id=args.context_id,
+                status=_state(args.state) if args.state else None,
+                page_size=args.page_size,
+                page_token=args.page_token,
             )
             page = await client.list_tasks(request)
             if args.json:
                 print(page.to_json().decode())
-                return
+                return OK
             for task in page.tasks:
-                print(f"{task.id}  {task.status.state.value:28}  context {task.context_id}")
+                print(task_row(task))
             print(f"({len(page.tasks)} of {page.total_size})")
-            return
+            if page.next_page_token:
+                print(f"next page: --page-token {page.next_page_token}")
+            return OK
         if not args.task_id:
-            raise SystemExit(f"a2a-hub tasks {args.action} needs a TASK_ID")
+            raise UsageError(f"tasks {args.action} needs a TASK_ID")
+        if args.action == "subscribe":
+            running.task_id = args.task_id
+            async with client.subscribe(args.task_id) as events:
+                return await print_events(
+                    events, running, style=stream_style(args), answer_with=answer_with
+                )
         if args.action == "get":
             task = await client.get_task(args.task_id)
-        else:
-            task = await client.cancel(args.task_id)
-        print(task.to_json().decode() if args.json else describe(task))
+            return _print_result(task, as_json=args.json, answer_with=answer_with)
+        task = await client.cancel(args.task_id)
+        _print_result(task, as_json=args.json, answer_with=answer_with)
+        return OK  # the task is canceled, as asked

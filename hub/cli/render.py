@@ -3,16 +3,60 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+from typing import Any
 
-from hub.protocol import Message, StreamResponse, Task
+from hub.protocol import Message, StreamResponse, Task, TaskState
+from hub.tools.result import state_name
 
-__all__ = ["describe", "describe_event"]
+__all__ = [
+    "TERMINAL_OR_WAITING",
+    "answer_hint",
+    "camel_keys",
+    "describe",
+    "describe_event",
+    "state_label",
+    "task_row",
+]
+
+TERMINAL_OR_WAITING = {
+    TaskState.COMPLETED,
+    TaskState.FAILED,
+    TaskState.CANCELED,
+    TaskState.REJECTED,
+    TaskState.INPUT_REQUIRED,
+    TaskState.AUTH_REQUIRED,
+}
+
+
+_COLOURS = {
+    TaskState.COMPLETED: "32",  # green
+    TaskState.FAILED: "31",  # red
+    TaskState.REJECTED: "31",
+    TaskState.CANCELED: "31",
+    TaskState.INPUT_REQUIRED: "33",  # yellow
+    TaskState.AUTH_REQUIRED: "33",
+}
+
+
+def colour_on() -> bool:
+    """Colours only for a person at a terminal, and never with NO_COLOR set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def state_label(state: TaskState, width: int = 0) -> str:
+    """A state as every command prints it (`input-required`), padded to `width`, coloured on
+    a terminal."""
+    name = state_name(state).ljust(width)
+    code = _COLOURS.get(state)
+    return f"\033[{code}m{name}\033[0m" if code and colour_on() else name
 
 
 def describe(result: Task | Message) -> str:
     if isinstance(result, Message):
         return f"message: {result.text()}"
-    lines = [f"task {result.id} (context {result.context_id}): {result.status.state.value}"]
+    lines = [f"task {result.id} (context {result.context_id}): {state_label(result.status.state)}"]
     if result.status.message is not None:
         lines.append(f"  status: {result.status.message.text()}")
     for artifact in result.artifacts or []:
@@ -26,14 +70,51 @@ def describe(result: Task | Message) -> str:
 
 def describe_event(event: StreamResponse) -> str:
     if event.task is not None:
-        return f"[task] {event.task.id} {event.task.status.state.value}"
+        return f"[task] {event.task.id} {state_label(event.task.status.state)}"
     if event.message is not None:
         return f"[message] {event.message.text()}"
     if event.status_update is not None:
         status = event.status_update.status
         text = f" {status.message.text()}" if status.message else ""
-        return f"[status] {status.state.value}{text}"
+        return f"[status] {state_label(status.state)}{text}"
     assert event.artifact_update is not None
     artifact = event.artifact_update.artifact
     texts = " ".join(part.text for part in artifact.parts if part.text is not None)
     return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
+
+
+_OPAQUE = frozenset({"data", "item", "items", "answer", "answers", "metadata"})
+
+
+def camel_keys(value: Any) -> Any:
+    """`value` with its keys in camelCase, as A2A's JSON has them (`task_id` -> `taskId`), for
+    every `--json` output. What an agent sent (`data`, `item`, `answer`, ...) is left as is."""
+    if isinstance(value, dict):
+        return {
+            _camel(key): item if key in _OPAQUE else camel_keys(item) for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [camel_keys(item) for item in value]
+    return value
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def task_row(task: Task) -> str:
+    """One line of `tasks list`: id, state, when it last changed, skill, context."""
+    stamp = task.status.timestamp
+    when = stamp.isoformat(timespec="seconds") if stamp else "-"
+    skill = (task.metadata or {}).get("skill") or "-"
+    return (
+        f"{task.id}  {state_label(task.status.state, 14)}  {when:25}  {skill!s:12}  "
+        f"context {task.context_id}"
+    )
+
+
+def answer_hint(answer_with: str, task_id: str | None, context_id: str | None = None) -> str:
+    """The line that tells how to answer a task waiting for input."""
+    context = f" --context-id {context_id}" if context_id else ""
+    return f'  answer with: {answer_with} "..." --task-id {task_id}{context}'

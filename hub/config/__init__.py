@@ -7,7 +7,13 @@ replaced by the environment variable NAME when the file is loaded.
 """
 
 from hub.config.base import StrictModel
-from hub.config.loading import describe_validation_error, load_settings, load_yaml_model
+from hub.config.loading import (
+    describe_validation_error,
+    load_settings,
+    load_yaml_model,
+    locate,
+    settle_default_skill,
+)
 from hub.config.security import (
     AuthSettings,
     CorsSettings,
@@ -49,6 +55,8 @@ __all__ = [
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",
+    "locate",
     "parse_duration",
     "parse_size",
+    "settle_default_skill",
 ]

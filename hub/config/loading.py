@@ -3,10 +3,12 @@ errors that name the file, the line and the key."""
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 import re
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +21,13 @@ from hub.config.settings import Settings
 from hub.config.values import ENV_REF
 from hub.errors import ConfigError
 
-__all__ = ["describe_validation_error", "load_settings", "load_yaml_model"]
+__all__ = [
+    "describe_validation_error",
+    "load_settings",
+    "load_yaml_model",
+    "locate",
+    "settle_default_skill",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -155,12 +163,60 @@ def load_yaml_model(
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys to values")
+    _refuse_duplicate_keys(root, str(path))
     if check_raw is not None:
         check_raw(data, root)
     data = _expand_env(data, env, str(path))
+    if overrides:
+        # The file is checked as written first: a flag or variable that replaces a key must
+        # not hide that the file's own value is wrong (it would break the next run without it).
+        _validate(model, copy.deepcopy(data), source=str(path), root=root, origins={})
     for dotted, value in overrides.items():
         _set_dotted(data, dotted, value)
     return _validate(model, data, source=str(path), root=root, origins=origins)
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, source: str) -> None:
+    """YAML keeps the last of two equal keys without a word; a settings file that says a thing
+    twice is a mistake, so it is an error naming both lines."""
+    if isinstance(node, yaml.MappingNode):
+        first_seen: dict[object, int] = {}
+        for key_node, value_node in node.value:
+            key = getattr(key_node, "value", None)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str) and key in first_seen:
+                raise ConfigError(
+                    f"{source}:{line}: duplicate key '{key}' (first set on line "
+                    f"{first_seen[key]}); keep one of them"
+                )
+            if isinstance(key, str):
+                first_seen[key] = line
+            _refuse_duplicate_keys(value_node, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_duplicate_keys(item, source)
+
+
+def settle_default_skill(settings: Settings, skill_ids: Sequence[str]) -> Settings:
+    """The settings with the default skill settled: the one `default_skill` names, else (when
+    the settings do not name one) the first skill served, so a config that lists its own
+    skills needs no `default_skill` (and without `skills:` only `echo` is served).
+
+    Raises:
+        ConfigError: `default_skill` names a skill that is not served.
+    """
+    if "default_skill" not in settings.model_fields_set:
+        if skill_ids and settings.default_skill != skill_ids[0]:
+            return settings.model_copy(update={"default_skill": skill_ids[0]})
+        return settings
+    if settings.default_skill not in skill_ids:
+        known = ", ".join(skill_ids) or "none"
+        raise ConfigError(
+            f"{locate(settings, 'default_skill')}: "
+            f"default_skill '{settings.default_skill}' is not among the configured skills "
+            f"(known: {known}); name one of them, or leave default_skill out to use the first"
+        )
+    return settings
 
 
 def _validate(
@@ -246,7 +302,7 @@ def load_settings(
             _set_dotted(data, dotted, value)
         return _validate(Settings, data, source="settings", root=None, origins=origins)
     source = Path(path or "config/hub.yaml")
-    return load_yaml_model(
+    settings = load_yaml_model(
         source,
         Settings,
         env=env,
@@ -254,6 +310,29 @@ def load_settings(
         origins=origins,
         check_raw=partial(_check_secrets_as_written, source=str(source), env=env),
     )
+    _SOURCES[id(settings)] = str(source)
+    weakref.finalize(settings, _SOURCES.pop, id(settings), None)
+    return settings
+
+
+_SOURCES: dict[int, str] = {}
+"""The file each loaded Settings object was read from (by id, forgotten with the object):
+kept beside the model, not in it, so settings of equal values stay equal."""
+
+
+def locate(settings: Settings, *loc: int | str) -> str:
+    """`file:line` of the key at `loc` (`"skills", 2`) in the file the settings were read
+    from, the file alone if the key is not written there, or "settings" for settings made in
+    code. For errors found after loading, so they point where the fix goes."""
+    source = _SOURCES.get(id(settings))
+    if source is None:
+        return "settings"
+    try:
+        root = yaml.compose(Path(source).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return source
+    line = _line_of(root, loc)
+    return f"{source}:{line}" if line else source
 
 
 _SECRET_KEYS = (("api_key", "KEY"), ("bearer", "TOKEN"))

@@ -8,7 +8,7 @@ from typing import Any
 from hub.errors import SkillError
 from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
 from hub.protocol.trace import current_scope
-from hub.swarm import Branch, SwarmResult, choose_partners, run_swarm
+from hub.swarm import Branch, Strategy, SwarmResult, choose_partners, run_swarm
 from hub.tasks import TaskRun
 from hub.tools import Partners, Toolbox
 
@@ -80,7 +80,7 @@ class SkillContext:
         self,
         message: str | None = None,
         *,
-        strategy: str = "broadcast",
+        strategy: Strategy = "broadcast",
         agents: Sequence[str] | None = None,
         tag: str | Sequence[str] = (),
         skill: str | None = None,

@@ -13,11 +13,12 @@ the strategy reaches no answer, with the reason (the artifact still shows every 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from hub.protocol import Part
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
+from hub.swarm import Strategy
 from hub.tasks.choice import routing_metadata
 
 __all__ = ["swarm"]
@@ -54,7 +55,8 @@ async def swarm(ctx: SkillContext) -> list[Part]:
     strategy = meta.get("strategy", "broadcast")
     judge, agent_skill = meta.get("judge"), meta.get("agentSkill")
     result = await ctx.swarm(
-        strategy=strategy if isinstance(strategy, str) else "broadcast",
+        # run_swarm refuses a name outside STRATEGIES, with the list: the cast checks nothing.
+        strategy=cast(Strategy, strategy) if isinstance(strategy, str) else "broadcast",
         agents=_names(meta.get("agents")) or None,
         tag=_names(meta.get("tags")) or _names(meta.get("tag")),
         skill=agent_skill if isinstance(agent_skill, str) else None,

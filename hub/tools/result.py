@@ -9,14 +9,14 @@ the tool again with its `task_id` answers it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from hub.client.stream_end import StreamEnd
 from hub.protocol import Artifact, Message, Part, StreamResponse, Task, TaskState
 
-__all__ = ["ArtifactResult", "TaskFold", "ToolResult"]
+__all__ = ["ArtifactResult", "StateName", "TaskFold", "ToolResult"]
 
 
 class ArtifactResult(BaseModel):
@@ -39,6 +39,33 @@ class ArtifactResult(BaseModel):
         )
 
 
+StateName = Literal[
+    "unspecified",
+    "submitted",
+    "working",
+    "completed",
+    "failed",
+    "canceled",
+    "input-required",
+    "rejected",
+    "auth-required",
+]
+"""A task state as `ToolResult.state` names it: lowercase, as in A2A 0.3 and most tool APIs
+(a `Literal`, so a typo in `result.state == "complete"` is a type error)."""
+
+_STATE_NAMES: dict[TaskState, StateName] = {
+    TaskState.UNSPECIFIED: "unspecified",
+    TaskState.SUBMITTED: "submitted",
+    TaskState.WORKING: "working",
+    TaskState.COMPLETED: "completed",
+    TaskState.FAILED: "failed",
+    TaskState.CANCELED: "canceled",
+    TaskState.INPUT_REQUIRED: "input-required",
+    TaskState.REJECTED: "rejected",
+    TaskState.AUTH_REQUIRED: "auth-required",
+}
+
+
 class ToolResult(BaseModel):
     """The outcome of one tool call.
 
@@ -59,7 +86,7 @@ class ToolResult(BaseModel):
 
     tool: str
     agent: str
-    state: str
+    state: StateName
     text: str
     message: str = ""
     artifacts: list[ArtifactResult] = []
@@ -106,9 +133,9 @@ class ToolResult(BaseModel):
         return self.model_dump(mode="json")
 
 
-def state_name(state: TaskState) -> str:
+def state_name(state: TaskState) -> StateName:
     """`TaskState.INPUT_REQUIRED` → `input-required`."""
-    return state.value.removeprefix("TASK_STATE_").lower().replace("_", "-")
+    return _STATE_NAMES[state]
 
 
 class TaskFold:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,17 +29,25 @@ _HUB_LINE = re.compile(r"a2a-hub listening on (http://[\d.]+:\d+)")
 class Child:
     """One child process whose stderr is read line by line until it exits."""
 
-    def __init__(self, argv: Sequence[str], ready: re.Pattern[str], what: str) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        ready: re.Pattern[str],
+        what: str,
+        *,
+        cwd: Path = ROOT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.what = what
         self.url = ""
         self.lines: deque[str] = deque(maxlen=400)
         self._ready = ready
         self._started = threading.Event()
-        env = {name: value for name, value in os.environ.items() if not name.startswith("HUB_")}
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
         self.process = subprocess.Popen(
             list(argv),
-            cwd=ROOT,
-            env={**env, "PYTHONUNBUFFERED": "1"},
+            cwd=cwd,
+            env={**inherited, "PYTHONPATH": str(ROOT), **(env or {}), "PYTHONUNBUFFERED": "1"},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -32,9 +32,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def ok(*args: str) -> str:
+def ok(*args: str, status: int = 0) -> str:
+    """The command's stdout, once it exited with `status` and no traceback."""
     done = cli(*args)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == status, done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout
 
@@ -58,7 +59,8 @@ def hub_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = write_config(
         folder,
         f"server: {{log_level: warning}}\nstore: {{kind: sqlite, path: {folder / 'hub.db'}}}\n"
-        + SKILLS,
+        + SKILLS
+        + "  - module: tests.runtime_skills:broken\n",
     )
     with hub_process(config) as (_, url):
         yield url
@@ -109,7 +111,7 @@ def test_a_skill_that_cannot_be_loaded_exits_2_without_a_traceback(tmp_path: Pat
     config = write_config(tmp_path, "skills:\n  - module: tests.e2e.crash_skills:nothing\n")
     done = cli("card", "--config", str(config))
     assert done.returncode == 2
-    assert "tests.e2e.crash_skills:nothing" in done.stderr
+    assert f"{config}:2: skill 'tests.e2e.crash_skills:nothing'" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -120,9 +122,10 @@ def test_send_to_an_address_where_nothing_listens_exits_1_without_a_traceback() 
         url = f"http://127.0.0.1:{closed.getsockname()[1]}"
         done = cli("send", url, "hello")
     assert done.returncode == 1
-    assert done.stderr.startswith("a2a-hub: ")
-    assert url in done.stderr
-    assert "Traceback" not in done.stderr
+    # The URL once, and none of the transport's internals.
+    assert done.stderr == (
+        f"a2a-hub: cannot reach {url}; check that the agent is running and that the URL is right\n"
+    )
 
 
 # --- against a running hub ---------------------------------------------------------------------
@@ -136,22 +139,28 @@ def test_serve_on_port_0_advertises_the_port_it_really_bound(hub_url: str) -> No
 def test_send_prints_the_completed_task_and_the_echoed_text(hub_url: str) -> None:
     lines = ok("send", hub_url, "hello from the cli").splitlines()
     assert lines[0].startswith("task ")
-    assert lines[0].endswith(": TASK_STATE_COMPLETED")
+    assert lines[0].endswith(": completed")
     assert lines[1:] == ["  artifact response: hello from the cli"]
 
 
-def test_send_stream_prints_the_events_in_order_ending_with_completed(hub_url: str) -> None:
+def test_send_stream_prints_the_text_between_the_status_lines(hub_url: str) -> None:
     lines = ok("send", "--stream", hub_url, "streamed hello").splitlines()
+    assert lines[0].startswith("[task] ")
+    assert lines[1:] == ["[status] working", "streamed hello", "[status] completed"]
+
+
+def test_send_stream_raw_prints_the_events_in_order_ending_with_completed(hub_url: str) -> None:
+    lines = ok("send", "--stream", "--raw", hub_url, "streamed hello").splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == [
         "[task]",
         "[status]",
         "[artifact]",
         "[status]",
     ]
-    assert lines[0].endswith(" TASK_STATE_SUBMITTED")
-    assert lines[1] == "[status] TASK_STATE_WORKING"
+    assert lines[0].endswith(" submitted")
+    assert lines[1] == "[status] working"
     assert lines[2] == "[artifact] response: streamed hello"
-    assert lines[3] == "[status] TASK_STATE_COMPLETED"
+    assert lines[3] == "[status] completed"
 
 
 def test_send_stream_json_prints_one_stream_response_per_line(hub_url: str) -> None:
@@ -178,8 +187,34 @@ def test_tasks_list_shows_the_tasks_sent(hub_url: str) -> None:
     sent = json.loads(ok("send", "--json", hub_url, "list me"))
     lines = ok("tasks", "list", "--url", hub_url).splitlines()
     listed = {line.split()[0]: line.split()[1] for line in lines[:-1]}
-    assert listed[sent["id"]] == "TASK_STATE_COMPLETED"
+    assert listed[sent["id"]] == "completed"
     assert lines[-1] == f"({len(lines) - 1} of {len(lines) - 1})"
+
+
+def test_tasks_list_pages_with_the_printed_token_and_shows_time_and_skill(hub_url: str) -> None:
+    first = json.loads(ok("send", "--json", "--skill", "echo", hub_url, "page one"))
+    second = json.loads(
+        ok("send", "--json", "--skill", "echo", "--context-id", first["contextId"], hub_url, "two")
+    )
+    args = ["tasks", "list", "--url", hub_url, "--context-id", first["contextId"]]
+    page = ok(*args, "--page-size", "1").splitlines()
+    assert page[-1].startswith("next page: --page-token ")
+    token = page[-1].split()[-1]
+    rest = ok(*args, "--page-size", "1", "--page-token", token).splitlines()
+    rows = [page[0].split(), rest[0].split()]
+    assert {row[0] for row in rows} == {first["id"], second["id"]}
+    for row in rows:
+        assert row[1] == "completed"
+        assert row[2].startswith(first["status"]["timestamp"][:4])  # an ISO time
+        assert row[3] == "echo"
+        assert row[-2:] == ["context", first["contextId"]]
+
+
+def test_tasks_list_filters_by_a_state_written_as_the_cli_prints_it(hub_url: str) -> None:
+    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
+    lines = ok("tasks", "list", "--url", hub_url, "--state", "input-required").splitlines()
+    assert parked["id"] in {line.split()[0] for line in lines[:-1]}
+    assert all(line.split()[1] == "input-required" for line in lines[:-1] if "context" in line)
 
 
 def test_tasks_list_json_filters_by_context(hub_url: str) -> None:
@@ -194,20 +229,51 @@ def test_tasks_get_shows_one_task(hub_url: str) -> None:
     sent = json.loads(ok("send", "--json", hub_url, "get me"))
     lines = ok("tasks", "get", sent["id"], "--url", hub_url).splitlines()
     assert lines == [
-        f"task {sent['id']} (context {sent['contextId']}): TASK_STATE_COMPLETED",
+        f"task {sent['id']} (context {sent['contextId']}): completed",
         "  artifact response: get me",
     ]
 
 
 def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
-    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi"))
+    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
     assert parked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
 
+    # Canceling succeeds (0); the task, read again, is canceled (1).
     lines = ok("tasks", "cancel", parked["id"], "--url", hub_url).splitlines()
-    assert lines[0] == f"task {parked['id']} (context {parked['contextId']}): TASK_STATE_CANCELED"
+    assert lines[0] == f"task {parked['id']} (context {parked['contextId']}): canceled"
 
-    again = json.loads(ok("tasks", "get", parked["id"], "--url", hub_url, "--json"))
+    again = json.loads(ok("tasks", "get", parked["id"], "--url", hub_url, "--json", status=1))
     assert again["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+@pytest.mark.parametrize(
+    ("skill", "status", "state"),
+    [
+        ("echo", 0, "completed"),
+        ("broken", 1, "failed"),
+        ("interview", 3, "input-required"),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_send_exits_by_the_tasks_state(
+    hub_url: str, skill: str, status: int, state: str, stream: bool
+) -> None:
+    args = ["send", "--skill", skill, hub_url, "hi"]
+    out = ok(*([*args[:1], "--stream", *args[1:]] if stream else args), status=status)
+    assert state in out
+    hint = [line for line in out.splitlines() if "answer with:" in line]
+    if status == 3:
+        assert len(hint) == 1
+        assert hint[0].startswith(f'  answer with: a2a-hub send {hub_url} "..." --task-id ')
+    else:
+        assert hint == []
+
+
+def test_tasks_subscribe_follows_a_task_until_it_waits_for_input(hub_url: str) -> None:
+    parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
+    lines = ok("tasks", "subscribe", parked["id"], "--url", hub_url, status=3).splitlines()
+    assert lines[0] == f"[task] {parked['id']} input-required"
+    assert lines[-1].endswith(f"--task-id {parked['id']}")
 
 
 def test_tasks_get_of_an_unknown_task_exits_1_without_a_traceback(hub_url: str) -> None:

@@ -53,9 +53,10 @@ async def a2a_hub(
     )
 
 
-async def ok(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+async def ok(*args: str, cwd: Path, env: dict[str, str] | None = None, status: int = 0) -> str:
+    """The command's stdout, once it exited with `status` and no traceback."""
     done = await a2a_hub(*args, cwd=cwd, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == status, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout
 
@@ -323,11 +324,12 @@ async def test_call_json_prints_the_tool_result(
     assert result["agent"] == "echoer"
     assert result["state"] == "completed"
     assert result["text"] == "hello"
-    assert result["needs_input"] is False
-    assert isinstance(result["task_id"], str)
-    assert isinstance(result["context_id"], str)
-    assert result["task_id"]
-    assert result["context_id"]
+    # camelCase keys, as in A2A's JSON and every other --json output.
+    assert result["needsInput"] is False
+    assert isinstance(result["taskId"], str)
+    assert isinstance(result["contextId"], str)
+    assert result["taskId"]
+    assert result["contextId"]
     assert result["artifacts"] == [{"name": "echo", "text": "hello", "data": [], "files": []}]
 
 
@@ -338,13 +340,15 @@ async def test_call_stream_prints_the_events_in_order_ending_with_completed(
     agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
 
     lines = (
-        await ok("call", "echoer", "streamed", "--stream", "--agents", str(agents), cwd=tmp_path)
+        await ok(
+            "call", "echoer", "streamed", "--stream", "--raw", "--agents", str(agents), cwd=tmp_path
+        )
     ).splitlines()
 
     assert len(lines) == 3
     assert lines[0].startswith("[task] ")
-    assert lines[0].endswith(" TASK_STATE_SUBMITTED")
-    assert lines[1:] == ["[artifact] echo: streamed", "[status] TASK_STATE_COMPLETED"]
+    assert lines[0].endswith(" submitted")
+    assert lines[1:] == ["[artifact] echo: streamed", "[status] completed"]
 
 
 async def test_call_answers_a_partners_question_with_task_id_and_completes(
@@ -354,8 +358,9 @@ async def test_call_answers_a_partners_question_with_task_id_and_completes(
         tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {interviewer}\n"
     )
 
+    # Exit status 3: the task waits for input.
     asked = (
-        await ok("call", "interviewer", "hi", "--agents", str(agents), cwd=tmp_path)
+        await ok("call", "interviewer", "hi", "--agents", str(agents), cwd=tmp_path, status=3)
     ).splitlines()
     assert asked[0].startswith("interviewer: input-required  (task ")
     task_id, context_id = asked[0].removesuffix(")").split("(task ", 1)[1].split(", context ")
@@ -378,9 +383,9 @@ async def test_call_answers_a_partners_question_with_task_id_and_completes(
         )
     )
     assert answered["state"] == "completed"
-    assert answered["needs_input"] is False
+    assert answered["needsInput"] is False
     assert answered["text"] == "Hello, Ada!"
-    assert (answered["task_id"], answered["context_id"]) == (task_id, context_id)
+    assert (answered["taskId"], answered["contextId"]) == (task_id, context_id)
 
 
 async def test_call_that_ends_failed_exits_1_printing_the_failure(
@@ -399,6 +404,31 @@ async def test_call_that_ends_failed_exits_1_printing_the_failure(
     lines = done.stdout.splitlines()
     assert lines[0].startswith("interviewer: failed  (task ")
     assert lines[1:] == ["  the broken skill always fails"]
+
+
+async def test_call_with_a_skill_the_partner_lacks_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    recorders: list[RequestRecorder] = []
+
+    def build(url: str) -> RequestRecorder:
+        recorders.append(RequestRecorder(_interviewer(url)))
+        return recorders[0]
+
+    async with serve_on_loopback(build) as url:
+        agents = write_agents(
+            tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {url}\n"
+        )
+        done = await a2a_hub(
+            "call", "interviewer", "hi", "--skill", "brokn", "--agents", str(agents), cwd=tmp_path
+        )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "a2a-hub call: error: partner 'interviewer' has no skill 'brokn'; did you mean "
+        "'broken'? (its skills: interview, broken)"
+    )
+    assert [method for method, _, _ in recorders[0].requests] == ["GET"]  # the card only
 
 
 UNKNOWN = """\
@@ -488,3 +518,54 @@ async def test_a_bearer_secret_reaches_the_partner_and_no_output(
     for method, path, headers in recorder.requests:
         assert headers.get("authorization") == f"Bearer {SECRET}", (method, path)
     assert {method for method, _, _ in recorder.requests} == {"GET", "POST"}
+
+
+async def test_swarm_and_route_json_use_camel_case_keys(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+
+    swarmed = json.loads(
+        await ok(
+            "swarm", "hello", "--agent", "echoer", "--json", "--agents", str(agents), cwd=tmp_path
+        )
+    )
+    assert swarmed["answers"] == ["hello"]
+    [branch] = swarmed["branches"]
+    assert set(branch) == {"agent", "index", "state", "answer", "taskId", "seconds"}
+
+    ranked = json.loads(await ok("route", "hello", "--json", "--agents", str(agents), cwd=tmp_path))
+    assert {key for candidate in ranked for key in candidate} <= {
+        "kind", "name", "score", "reasons", "skill"
+    }  # fmt: skip
+
+
+async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partner_name(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    args = ["swarm", "hi", "--strategy", "best_of", "--agent", "echoer", "--agents", str(agents)]
+
+    outcomes = []
+    for judge in ("a2a_echoer", "echoer"):
+        done = await a2a_hub(*args, "--judge", judge, "--json", cwd=tmp_path)
+        assert "Traceback" not in done.stderr
+        result = json.loads(done.stdout)
+        outcomes.append((done.returncode, result["ok"], result["reason"]))
+    assert outcomes[0] == outcomes[1]
+
+    unknown = await a2a_hub(*args, "--judge", "a2a_nobody", cwd=tmp_path)
+    assert unknown.returncode == 1
+    assert "a2a_nobody" in unknown.stderr
+
+
+async def test_agents_show_of_an_unreachable_partner_names_its_url_once(tmp_path: Path) -> None:
+    with unreachable_url() as url:
+        agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: gone\n    url: {url}\n")
+        done = await a2a_hub("agents", "show", "gone", "--agents", str(agents), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"a2a-hub: cannot reach {url}; check that the agent is running and that the URL is right\n"
+    )

@@ -85,6 +85,9 @@ def test_send_without_a_credential_exits_1_saying_what_to_send(
     done = cli("send", hub, "hello")
     assert done.returncode == 1
     assert "needs a credential" in done.stderr
+    assert done.stderr.endswith(
+        "; pass --api-key (or set A2A_HUB_API_KEY) or --token (or set A2A_HUB_TOKEN)\n"
+    )
     assert "Traceback" not in done.stderr
 
 
@@ -98,7 +101,7 @@ def test_send_takes_the_api_key_from_the_environment(hub: str) -> None:
 def test_send_takes_a_bearer_token_from_the_flag(hub: str) -> None:
     done = cli("send", "--stream", "--token", BOT_TOKEN, hub, "token hello")
     assert done.returncode == 0, done.stderr
-    assert "TASK_STATE_COMPLETED" in done.stdout
+    assert "[status] completed" in done.stdout
     assert_no_secret(done)
 
 

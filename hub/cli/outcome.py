@@ -1,0 +1,73 @@
+"""What the CLI's exit status means, the same for every command, and what an interrupted
+command tells the user.
+
+| status | meaning                                                                  |
+|--------|--------------------------------------------------------------------------|
+| 0      | the task completed, or the command succeeded                             |
+| 1      | the task failed, was canceled or rejected, or an agent or partner failed |
+| 2      | a usage or configuration error (nothing was sent)                        |
+| 3      | the task waits for input (input-required or auth-required)               |
+| 130    | interrupted by Ctrl-C                                                    |
+| 141    | the output was closed early (`... | head`)                               |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hub.protocol import TaskState
+
+__all__ = [
+    "CLOSED_PIPE",
+    "FAILED",
+    "INTERRUPTED",
+    "NEEDS_INPUT",
+    "OK",
+    "USAGE",
+    "Running",
+    "UsageError",
+    "status_of",
+]
+
+OK = 0
+FAILED = 1
+USAGE = 2
+NEEDS_INPUT = 3
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
+
+_FAILED_STATES = {TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
+_WAITING_STATES = {TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
+
+
+def status_of(state: TaskState | None) -> int:
+    """The exit status for a task that ended (or paused) in `state`; None is a message reply."""
+    if state in _FAILED_STATES:
+        return FAILED
+    if state in _WAITING_STATES:
+        return NEEDS_INPUT
+    return OK
+
+
+class UsageError(Exception):
+    """A value the parser could not check on its own: shown against the command's usage, exit 2."""
+
+
+@dataclass
+class Running:
+    """What a command has under way, so that Ctrl-C can say what is left behind and how to
+    reach it again."""
+
+    task_id: str | None = None
+    url: str | None = None
+    what: str = "the command"
+
+    def interrupted(self) -> str:
+        """One line for stderr after Ctrl-C."""
+        if self.task_id is None or self.url is None:
+            return f"a2a-hub: interrupted; {self.what} was stopped"
+        return (
+            f"a2a-hub: interrupted; task {self.task_id} may still run on the agent: "
+            f"cancel it with `a2a-hub tasks cancel {self.task_id} --url {self.url}` or follow it "
+            f"with `a2a-hub tasks subscribe {self.task_id} --url {self.url}`"
+        )

@@ -1,0 +1,297 @@
+"""The `a2a-hub` command line: its commands, their options and the checks on their values.
+
+Every value the parser can check is checked here, so a wrong one is an argparse-style error
+against the command's own usage (exit 2) before anything is read or sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, NoReturn
+
+from hub.protocol.requests import MAX_PAGE_SIZE
+from hub.swarm import STRATEGIES
+
+__all__ = ["build_parser", "distribution_version"]
+
+DISTRIBUTION = "a2a-hub"
+
+DESCRIPTION = """\
+Serve the hub, inspect its card, skills and partners, and talk to any A2A agent.
+
+exit status: 0 the task completed (or the command succeeded); 1 the task failed, was canceled
+or rejected, or an agent failed; 2 a usage or configuration error; 3 the task waits for input;
+130 interrupted."""
+
+SERVE_EPILOG = """\
+environment variables (a flag wins over the variable, the variable over the file):
+  HUB_CONFIG       the settings file (default: config/hub.yaml; built-in defaults if absent)
+  HUB_HOST, HUB_PORT, HUB_PUBLIC_URL, HUB_LOG_LEVEL
+  HUB_STORE        the SQLite file; HUB_STORE_KIND  sqlite or memory
+  HUB_AGENTS       the partner registry (agents.yaml)
+  HUB_SECTION__KEY any other setting, e.g. HUB_LIMITS__MAX_BODY=2000000
+  ${NAME} in a settings file is replaced by the environment variable NAME."""
+
+
+def distribution_version() -> str:
+    """`a2a-hub 0.1.0`: the distribution's name and version, so a user can tell this `hub`
+    package from another one of the same import name."""
+    try:
+        return f"{DISTRIBUTION} {version(DISTRIBUTION)}"
+    except PackageNotFoundError:
+        return f"{DISTRIBUTION} (not installed: run from a source tree)"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: an unknown option is reported against this command's usage
+    (not the top-level one), with the closest known option when there is one."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.unknown(extras)
+        return parsed, extras
+
+    def unknown(self, extras: list[str]) -> NoReturn:
+        known = [option for action in self._actions for option in action.option_strings]
+        close = difflib.get_close_matches(extras[0].split("=", 1)[0], known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
+def _bounded(kind: type[int] | type[float], low: float, high: float | None = None) -> Any:
+    """An argparse type: a number of `kind` between `low` and `high` (no upper bound if None)."""
+    allowed = f"from {low:g} to {high:g}" if high is not None else f"{low:g} or more"
+    name = "an integer" if kind is int else "a number"
+
+    def convert(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name} ({allowed})") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({allowed})")
+        return value
+
+    convert.__name__ = kind.__name__
+    return convert
+
+
+def agent_url(text: str) -> str:
+    """An argparse type: an http(s) URL; a bare `host:port` gets a "did you mean" hint."""
+    if text.startswith(("http://", "https://")):
+        return text
+    if "://" in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: only http:// and https:// URLs are served")
+    raise argparse.ArgumentTypeError(f"{text!r} has no scheme; did you mean http://{text}?")
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key, value
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not 'Name: value'")
+    return name.strip(), value.strip()
+
+
+PORT = _bounded(int, 0, 65535)
+PAGE_SIZE = _bounded(int, 1, MAX_PAGE_SIZE)
+POSITIVE = _bounded(int, 1)
+SECONDS = _bounded(float, 0.001)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top-level parser and each command's own parser by name."""
+    parser = argparse.ArgumentParser(
+        prog="a2a-hub", description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=distribution_version())
+    configured = argparse.ArgumentParser(add_help=False)
+    configured.add_argument("--config", help="settings file (default: config/hub.yaml)")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=CommandParser
+    )
+    by_name: dict[str, argparse.ArgumentParser] = {}
+
+    def command(name: str, summary: str, description: str, **kwargs: Any) -> CommandParser:
+        made: CommandParser = commands.add_parser(
+            name,
+            help=summary,
+            description=description,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kwargs,
+        )
+        by_name[name] = made
+        return made
+
+    serve = command(
+        "serve",
+        "run the hub",
+        "Run the hub on uvicorn until Ctrl-C. Without --config and with no config/hub.yaml in "
+        "this directory it serves the built-in defaults (127.0.0.1:8000, the echo skill).",
+        parents=[configured],
+        epilog=SERVE_EPILOG,
+    )
+    serve.add_argument("--host", help="address to listen on")
+    serve.add_argument("--port", type=PORT, help="port to listen on (0 picks a free one)")
+    serve.add_argument("--store", help="SQLite file, or 'memory'")
+    serve.add_argument("--agents", help="partner registry (agents.yaml)")
+    serve.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
+    )
+
+    command(
+        "card",
+        "print the hub's agent card",
+        "Print the agent card the hub would serve with these settings, as JSON.",
+        parents=[configured],
+    )
+    skills = command(
+        "skills",
+        "list the local skills",
+        "List the skills these settings load, marking the default one.",
+        parents=[configured],
+    )
+    skills.add_argument("--json", action="store_true", help="print JSON")
+
+    # Options only: positionals of a parent would come before the command's own.
+    message = argparse.ArgumentParser(add_help=False)
+    message.add_argument("--stream", action="store_true", help="print events as they arrive")
+    message.add_argument("--skill", help="ask for one of the agent's skills (metadata.skill)")
+    message.add_argument("--context-id", help="continue a conversation")
+    message.add_argument("--task-id", help="answer a task that asked for input")
+    message.add_argument("--json", action="store_true", help="print JSON")
+    message.add_argument(
+        "--raw", action="store_true", help="--stream: one line per event, not the text"
+    )
+
+    # Secrets are read from the environment by default: a flag's value shows in `ps`.
+    credential = argparse.ArgumentParser(add_help=False)
+    credential.add_argument(
+        "--api-key", help="send this API key (default: $A2A_HUB_API_KEY; never printed)"
+    )
+    credential.add_argument(
+        "--token", help="send this bearer token (default: $A2A_HUB_TOKEN; never printed)"
+    )
+
+    send = command(
+        "send",
+        "send a message to any A2A agent",
+        "Send TEXT to the A2A agent at URL (its card is read from "
+        "URL/.well-known/agent-card.json) and print the task or reply.",
+        parents=[message, credential],
+    )
+    send.add_argument("url", type=agent_url, help="the agent's base URL, e.g. http://host:8000")
+    send.add_argument("text", help="the message text")
+    send.add_argument(
+        "--metadata",
+        type=_key_value,
+        action="append",
+        metavar="KEY=VALUE",
+        help="request metadata (repeat; a VALUE that reads as JSON is sent as JSON)",
+    )
+    send.add_argument("--agent", help="the partner the hub's delegate skill hands over to")
+    send.add_argument("--strategy", choices=STRATEGIES, help="the hub's swarm skill's strategy")
+    send.add_argument("--data", metavar="JSON|@FILE", help="a data part: JSON, or @file of JSON")
+    send.add_argument("--file", action="append", metavar="PATH", help="a file part (repeat)")
+    send.add_argument(
+        "--header",
+        type=_header,
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="an extra HTTP header on every request (repeat)",
+    )
+    send.add_argument("--timeout", type=SECONDS, help="give up after this many seconds (exit 1)")
+
+    tasks = command(
+        "tasks",
+        "list, get, cancel or follow tasks of a running hub",
+        "Read or cancel the tasks of a running hub (or of any A2A agent with --url).",
+        parents=[configured, credential],
+    )
+    tasks.add_argument("action", choices=["list", "get", "cancel", "subscribe"])
+    tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
+    tasks.add_argument("--url", type=agent_url, help="the hub's URL (default: server.public_url)")
+    tasks.add_argument("--context-id", help="list: only this context")
+    tasks.add_argument("--state", help="list: only this state, e.g. completed, input-required")
+    tasks.add_argument("--page-token", help="list: the page after the one that printed it")
+    tasks.add_argument(
+        "--page-size", type=PAGE_SIZE, help=f"list: tasks per page (1 to {MAX_PAGE_SIZE})"
+    )
+    tasks.add_argument("--json", action="store_true", help="print raw JSON")
+    tasks.add_argument(
+        "--raw", action="store_true", help="subscribe: one line per event, not the text"
+    )
+
+    registry = argparse.ArgumentParser(add_help=False, parents=[configured])
+    registry.add_argument(
+        "--agents", help="partner registry (default: the file named in the settings)"
+    )
+    partners = command(
+        "agents",
+        "list, show, check or refresh partner agents",
+        "The partner agents of agents.yaml: list them, show or refresh a card, check health.",
+        parents=[registry],
+    )
+    partners.add_argument("action", choices=["list", "show", "check", "refresh"])
+    partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
+    partners.add_argument("--json", action="store_true", help="print JSON")
+
+    call = command(
+        "call",
+        "call a partner agent by name",
+        "Send TEXT to the partner NAME of agents.yaml and print its answer.",
+        parents=[registry, message],
+    )
+    call.add_argument("name", help="the partner's name in agents.yaml")
+    call.add_argument("text", help="the message text")
+    call.add_argument("--data", metavar="JSON|@FILE", help="a data part: JSON, or @file of JSON")
+
+    route = command(
+        "route",
+        "rank partners and local skills for a request (a dry run)",
+        "Rank the partners and local skills that could take TEXT, with the reasons; nothing "
+        "is sent but card reads.",
+        parents=[registry],
+    )
+    route.add_argument("text", help="the request's text")
+    route.add_argument("--tag", action="append", help="a tag the candidate must have (repeat)")
+    route.add_argument("--agent", help="only this partner")
+    route.add_argument("--skill", help="a skill id the candidate must offer")
+    route.add_argument("--json", action="store_true", help="print JSON")
+
+    swarm = command(
+        "swarm",
+        "send a message to several partners at once",
+        "Send TEXT to several partners at once and combine their answers with a strategy.",
+        parents=[registry],
+    )
+    swarm.add_argument("text", help="the message text")
+    swarm.add_argument("--strategy", default="broadcast", choices=STRATEGIES)
+    swarm.add_argument("--tag", action="append", help="use partners with this tag (repeat)")
+    swarm.add_argument("--agent", action="append", help="use this partner (repeat; in order)")
+    swarm.add_argument("--skill", help="a skill id the partners must offer")
+    swarm.add_argument("--limit", type=POSITIVE, help="at most this many partners")
+    swarm.add_argument("--quorum", type=POSITIVE, help="vote: how many must agree")
+    swarm.add_argument(
+        "--judge",
+        help="best_of: the partner that picks the best answer, as a2a_NAME (the name the swarm "
+        "skill's judge metadata takes) or NAME",
+    )
+    swarm.add_argument("--items", metavar="JSON|@FILE", help="map: a JSON list of items")
+    swarm.add_argument("--concurrency", type=POSITIVE, default=8, help="branches at once")
+    swarm.add_argument("--branch-deadline", type=SECONDS, help="seconds per branch")
+    swarm.add_argument("--deadline", type=SECONDS, help="seconds for the whole swarm")
+    swarm.add_argument("--json", action="store_true", help="print JSON")
+    return parser, by_name

@@ -1,0 +1,86 @@
+"""How the CLI follows a stream of task events (`send --stream`, `call --stream`,
+`tasks subscribe`): as text for people, as one line per event with `--raw`, or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from hub.cli.outcome import NEEDS_INPUT, Running, status_of
+from hub.cli.render import TERMINAL_OR_WAITING, answer_hint, describe_event
+from hub.protocol import StreamResponse, TaskState
+
+__all__ = ["StreamStyle", "print_events", "stream_style"]
+
+StreamStyle = Literal["text", "raw", "json"]
+"""`text`: status lines, and the artifacts' text written as it comes (chunks appended);
+`raw`: one line per event; `json`: one StreamResponse per line."""
+
+
+def stream_style(args: argparse.Namespace) -> StreamStyle:
+    """The style the command's `--json` / `--raw` options ask for."""
+    if getattr(args, "json", False):
+        return "json"
+    return "raw" if getattr(args, "raw", False) else "text"
+
+
+class _TextOut:
+    """Writes artifact text as it streams, and status lines each on a line of their own."""
+
+    def __init__(self) -> None:
+        self.mid_line = False
+        self.artifact: str | None = None
+
+    def line(self, text: str) -> None:
+        if self.mid_line:
+            sys.stdout.write("\n")
+            self.mid_line = False
+        print(text, flush=True)
+
+    def event(self, event: StreamResponse) -> None:
+        update = event.artifact_update
+        if update is None:
+            self.artifact = None
+            self.line(describe_event(event))
+            return
+        text = "".join(part.text for part in update.artifact.parts if part.text is not None)
+        continues = update.append and update.artifact.artifact_id == self.artifact
+        if not continues and self.mid_line:
+            sys.stdout.write("\n")
+        self.artifact = update.artifact.artifact_id
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self.mid_line = not text.endswith("\n") and bool(text or continues)
+
+
+async def print_events(
+    events: AsyncIterator[StreamResponse], running: Running, *, style: StreamStyle, answer_with: str
+) -> int:
+    """Print a stream's events as they come, noting the task in `running` (for Ctrl-C);
+    returns the exit status of the last state seen. A task left waiting for input gets the
+    line that tells how to answer it (`answer_with` is the command to repeat)."""
+    state: TaskState | None = None
+    for_task: str | None = None
+    text = _TextOut()
+    async for event in events:
+        if event.task is not None:
+            for_task, state = event.task.id, event.task.status.state
+        elif event.status_update is not None:
+            for_task, state = event.status_update.task_id, event.status_update.status.state
+        elif event.artifact_update is not None:
+            for_task = event.artifact_update.task_id
+        running.task_id = for_task
+        if style == "json":
+            print(event.to_json().decode(), flush=True)
+        elif style == "raw":
+            print(describe_event(event), flush=True)
+        else:
+            text.event(event)
+    status = status_of(state)
+    if status == NEEDS_INPUT and style != "json":
+        text.line(answer_hint(answer_with, for_task))
+    if state in TERMINAL_OR_WAITING:
+        running.task_id = None  # nothing is left running on the agent
+    return status

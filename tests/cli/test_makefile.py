@@ -1,0 +1,59 @@
+"""What `make run` and `make test` would do on a fresh machine (`make -n` against a venv
+path that does not exist: the recipes are printed, nothing is run)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def dry_run(tmp_path: Path, *targets: str) -> list[str]:
+    venv = tmp_path / "fresh-venv"
+    done = subprocess.run(
+        ["make", "-n", *targets, f"VENV={venv}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return [line.replace(str(venv), "VENV") for line in done.stdout.splitlines()]
+
+
+def test_make_run_installs_only_the_runtime_dependencies(tmp_path: Path) -> None:
+    assert dry_run(tmp_path, "run") == [
+        "python3 -m venv VENV",
+        "VENV/bin/pip install --quiet --upgrade pip",
+        "VENV/bin/pip install --quiet -e .",
+        "touch VENV/.installed-runtime",
+        "VENV/bin/a2a-hub serve ",
+    ]
+
+
+def test_make_run_takes_the_port(tmp_path: Path) -> None:
+    assert dry_run(tmp_path, "run", "PORT=8001")[-1] == "VENV/bin/a2a-hub serve --port 8001"
+
+
+def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> None:
+    lines = dry_run(tmp_path, "test")
+    assert lines[:6] == [
+        "python3 -m venv VENV",
+        "VENV/bin/pip install --quiet --upgrade pip",
+        "VENV/bin/pip install --quiet -e .",
+        "touch VENV/.installed-runtime",
+        "VENV/bin/pip install --quiet -e '.[test]'",
+        "touch VENV/.installed-test",
+    ]
+    assert lines[6:] == [
+        "VENV/bin/ruff check hub tests bench",
+        "VENV/bin/ruff format --check hub tests bench",
+        "VENV/bin/mypy",
+        "VENV/bin/pytest -q",
+    ]

@@ -1,0 +1,182 @@
+"""Ctrl-C and a closed pipe in front of real `a2a-hub` processes: one line on stderr, never a
+traceback, and the exit status scripts rely on (130 interrupted, 141 output closed).
+
+The partner is a hub served by this test on a loopback socket: its skill `forever` sets an
+event when it starts and then works until canceled, so the test knows when a command is in
+the middle of its work before it presses Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from hub import SkillContext, skill
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.server import create_app
+from hub.skills import load_skills
+from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
+
+from .hubproc import ROOT
+from .test_cli_agents import COMMAND, write_agents
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 30.0
+
+
+@dataclass
+class Partner:
+    url: str
+    started: anyio.Event
+    folder: Path
+
+    def rearm(self) -> None:
+        self.started = anyio.Event()
+
+
+@pytest.fixture
+async def partner(tmp_path: Path) -> AsyncIterator[Partner]:
+    state = Partner(url="", started=anyio.Event(), folder=tmp_path)
+
+    @skill(id="forever", description="Works until it is canceled.")
+    async def forever(ctx: SkillContext) -> str:
+        await ctx.progress("working")
+        state.started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    def build(url: str) -> object:
+        settings = Settings(
+            server=ServerSettings(public_url=url), store=StoreSettings(kind="memory")
+        )
+        skills = {**load_skills(settings.skills), "forever": forever}
+        return create_app(settings, store=MemoryTaskStore(), skills=skills)
+
+    async with serve_on_loopback(build) as url:
+        state.url = url
+        write_agents(
+            tmp_path,
+            f"version: 1\nagents:\n  - name: first\n    url: {url}\n"
+            f"  - name: second\n    url: {url}\n",
+        )
+        yield state
+
+
+async def start(*args: str, cwd: Path, stdout: int = subprocess.PIPE) -> Process:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env = {**inherited, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    return await anyio.open_process(
+        [*COMMAND, *args], cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE
+    )
+
+
+async def interrupt(process: Process) -> tuple[int, str]:
+    """Ctrl-C, then the exit status and everything the command said on stderr."""
+    process.send_signal(signal.SIGINT)
+    assert process.stderr is not None
+    said = b""
+    async for chunk in process.stderr:
+        said += chunk
+    return await process.wait(), said.decode()
+
+
+STREAMS = {
+    "send --stream": lambda p: ["send", "--stream", "--skill", "forever", p.url, "hi"],
+    "call --stream": lambda p: ["call", "--stream", "first", "hi", "--skill", "forever"],
+}
+
+
+@pytest.mark.parametrize("command", list(STREAMS))
+async def test_ctrl_c_during_a_stream_exits_130_saying_how_to_cancel_or_follow_the_task(
+    partner: Partner, command: str
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        process = await start(*STREAMS[command](partner), cwd=partner.folder)
+        async with process:
+            assert process.stdout is not None
+            lines = BufferedByteReceiveStream(process.stdout)
+            first = (await lines.receive_until(b"\n", 65536)).decode()
+            task_id = first.split()[1]  # "[task] ID submitted"
+            await partner.started.wait()
+            status, said = await interrupt(process)
+    assert status == 130, said
+    assert "Traceback" not in said
+    assert said.splitlines() == [
+        f"a2a-hub: interrupted; task {task_id} may still run on the agent: cancel it with "
+        f"`a2a-hub tasks cancel {task_id} --url {partner.url}` or follow it with "
+        f"`a2a-hub tasks subscribe {task_id} --url {partner.url}`"
+    ]
+
+
+WAITS = {
+    "call": ["call", "first", "hi", "--skill", "forever"],
+    "swarm": ["swarm", "hi", "--agent", "first", "--agent", "second", "--skill", "forever"],
+}
+
+
+@pytest.mark.parametrize("command", list(WAITS))
+async def test_ctrl_c_while_waiting_for_an_answer_exits_130_with_one_line(
+    partner: Partner, command: str
+) -> None:
+    with anyio.fail_after(TIMEOUT):
+        process = await start(*WAITS[command], cwd=partner.folder)
+        async with process:
+            await partner.started.wait()
+            status, said = await interrupt(process)
+    assert status == 130, said
+    assert "Traceback" not in said
+    assert len(said.splitlines()) == 1
+    assert said.startswith("a2a-hub: interrupted; ")
+
+
+CLOSED = {
+    "--help": lambda p: ["--help"],
+    "--version": lambda p: ["--version"],
+    "send --help": lambda p: ["send", "--help"],
+    "card": lambda p: ["card"],
+    "skills": lambda p: ["skills"],
+    "send": lambda p: ["send", p.url, "hi"],
+    "send --stream": lambda p: ["send", "--stream", p.url, "hi"],
+    "tasks list": lambda p: ["tasks", "list", "--url", p.url],
+    "agents list": lambda p: ["agents", "list"],
+    "agents show": lambda p: ["agents", "show", "first"],
+    "agents check": lambda p: ["agents", "check"],
+    "call": lambda p: ["call", "first", "hi"],
+    "call --stream": lambda p: ["call", "--stream", "first", "hi"],
+    "route": lambda p: ["route", "hi"],
+    "swarm": lambda p: ["swarm", "hi"],
+}
+
+
+@pytest.mark.parametrize("command", list(CLOSED))
+async def test_a_closed_output_ends_the_command_quietly(partner: Partner, command: str) -> None:
+    # The reading end is closed before the command writes anything: every write fails.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            process = await start(*CLOSED[command](partner), cwd=partner.folder, stdout=write_end)
+    finally:
+        os.close(write_end)
+    with anyio.fail_after(TIMEOUT):
+        async with process:
+            assert process.stderr is not None
+            said = b""
+            async for chunk in process.stderr:
+                said += chunk
+            status = await process.wait()
+    assert "Traceback" not in said.decode()
+    assert said == b""
+    # argparse's help and version output already ignore a closed pipe and exit 0.
+    assert status == (0 if "--help" in command or command == "--version" else 141)

@@ -1,0 +1,61 @@
+"""The hub embedded in a user's own program: skills given in Python (no settings file), the
+ASGI app mounted in another server, and `await hub.serve()`; each answered over real HTTP."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from hub import Hub, SkillContext, TaskState, skill
+from hub.client import A2AClient, build_http_client, user_message
+from hub.protocol import Task
+from hub.testing import serve_on_loopback
+
+pytestmark = pytest.mark.anyio
+
+
+@skill(id="greet", description="Greets whoever writes.")
+async def greet(ctx: SkillContext) -> str:
+    return f"Hello, {ctx.text}!"
+
+
+async def ask(url: str, text: str) -> Task:
+    async with build_http_client() as http:
+        client = await A2AClient.from_url(url, http=http)
+        reply = await client.send(user_message(text))
+    assert isinstance(reply, Task)
+    return reply
+
+
+def answer(task: Task) -> str:
+    assert task.status.state is TaskState.COMPLETED
+    return " ".join(
+        part.text for artifact in task.artifacts or [] for part in artifact.parts if part.text
+    )
+
+
+async def test_skills_in_code_are_served_by_the_asgi_app_the_first_one_by_default(
+    tmp_path: Path,
+) -> None:
+    agents = tmp_path / "agents.yaml"
+    agents.write_text("version: 1\nagents: []\n")
+    hub = Hub(skills=[greet], agents=agents)
+    assert hub.settings.default_skill == "greet"
+    async with serve_on_loopback(lambda url: hub.asgi_app(public_url=url)) as url:
+        async with httpx.AsyncClient(timeout=10) as http:
+            card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+        assert [entry["id"] for entry in card["skills"]] == ["greet"]
+        assert answer(await ask(url, "Ada")) == "Hello, Ada!"
+
+
+async def test_hub_serve_runs_in_the_callers_event_loop_until_cancelled() -> None:
+    hub = Hub(skills=[greet])
+    async with anyio.create_task_group() as group:
+        with anyio.fail_after(30):
+            url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
+            assert answer(await ask(url, "Grace")) == "Hello, Grace!"
+        group.cancel_scope.cancel()
