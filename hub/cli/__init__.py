@@ -146,6 +146,9 @@ def _unreachable(exc: BaseException | None) -> bool:
 
 def explain(exc: HubError, running: Running) -> str:
     """What went wrong and what to do about it, in one message without transport internals."""
+    if running.agent and _unreachable(exc):
+        # The message names the partner; its URL is in agents.yaml, where a fix would go.
+        return f"{exc}; check that it is running and that its url in agents.yaml is right"
     if running.url and _unreachable(exc):
         return (
             f"cannot reach {running.url}; check that the agent is running and that the URL is right"

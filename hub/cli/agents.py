@@ -66,7 +66,7 @@ async def call(args: argparse.Namespace, settings: Settings, running: Running) -
         if args.skill:
             await _check_skill(partners, args.name, args.skill)
         running.what = f"the call to {args.name}"
-        running.url = partners.entry(args.name).url
+        running.url, running.agent = partners.entry(args.name).url, args.name
         if args.stream:
             async with tool.stream(**arguments) as events:
                 answer_with = f"a2a-hub call {args.name}"

@@ -22,6 +22,7 @@ from hub.protocol import (
     AgentInterface,
     ListTasksRequest,
     Message,
+    StreamResponse,
     Task,
     TaskState,
 )
@@ -145,6 +146,18 @@ async def send(args: argparse.Namespace, running: Running) -> int:
         ) from None
 
 
+async def _until_waiting(events: AsyncIterator[StreamResponse]) -> AsyncIterator[StreamResponse]:
+    """The events of `tasks subscribe`, ending at a first snapshot that waits for input: the
+    task will not move until someone answers it, so the command prints the question and the
+    way to answer and exits 3 rather than wait with nothing to show."""
+    first = True
+    async for event in events:
+        yield event
+        if first and event.task is not None and event.task.status.state.is_interrupted:
+            return
+        first = False
+
+
 async def tasks(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
     url = args.url or settings.server.base_url()
@@ -174,7 +187,10 @@ async def tasks(args: argparse.Namespace, settings: Settings, running: Running) 
             running.task_id = args.task_id
             async with client.subscribe(args.task_id) as events:
                 return await print_events(
-                    events, running, style=stream_style(args), answer_with=answer_with
+                    _until_waiting(events),
+                    running,
+                    style=stream_style(args),
+                    answer_with=answer_with,
                 )
         if args.action == "get":
             task = await client.get_task(args.task_id)

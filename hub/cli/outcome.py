@@ -60,6 +60,8 @@ class Running:
 
     task_id: str | None = None
     url: str | None = None
+    agent: str | None = None
+    """The partner's name in agents.yaml, when the command reached it by name."""
     what: str = "the command"
 
     def interrupted(self) -> str:
