@@ -7,12 +7,11 @@ import argparse
 import base64
 import json
 import mimetypes
-import uuid
 from pathlib import Path
 from typing import Any
 
 from hub.cli.outcome import UsageError
-from hub.protocol import Message, Part, Role
+from hub.protocol import Message, Part, user_message
 
 __all__ = ["compose_headers", "compose_message", "compose_metadata", "json_option"]
 
@@ -24,13 +23,7 @@ def compose_message(args: argparse.Namespace) -> Message:
         parts.append(Part(data=json_option("--data", args.data)))
     for path in args.file or []:
         parts.append(_file_part(path))
-    return Message(
-        message_id=uuid.uuid4().hex,
-        role=Role.USER,
-        parts=parts,
-        context_id=args.context_id,
-        task_id=args.task_id,
-    )
+    return user_message(parts, context_id=args.context_id, task_id=args.task_id)
 
 
 def compose_metadata(args: argparse.Namespace) -> dict[str, Any] | None:

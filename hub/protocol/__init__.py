@@ -53,6 +53,7 @@ from hub.protocol.task import (
     TaskStatus,
     TaskStatusUpdateEvent,
     agent_message,
+    user_message,
 )
 
 __all__ = [
@@ -105,5 +106,6 @@ __all__ = [
     "agent_message",
     "format_timestamp",
     "new_id",
+    "user_message",
     "utc_now",
 ]

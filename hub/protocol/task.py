@@ -26,6 +26,7 @@ __all__ = [
     "TaskStatus",
     "TaskStatusUpdateEvent",
     "agent_message",
+    "user_message",
 ]
 
 
@@ -177,3 +178,16 @@ def agent_message(content: str | Sequence[Part]) -> Message:
     """An agent message from text or parts, with a fresh id."""
     parts = [Part(text=content)] if isinstance(content, str) else list(content)
     return Message(message_id=new_id(), role=Role.AGENT, parts=parts)
+
+
+def user_message(
+    parts: Sequence[Part], *, context_id: str | None = None, task_id: str | None = None
+) -> Message:
+    """A user message of `parts`, with a fresh id, in a context and task when given."""
+    return Message(
+        message_id=new_id(),
+        role=Role.USER,
+        parts=list(parts),
+        context_id=context_id,
+        task_id=task_id,
+    )

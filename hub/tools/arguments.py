@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hub.errors import InvalidParamsError
-from hub.protocol import JsonObject, Message, Part, Role
+from hub.protocol import JsonObject, Message, Part, user_message
 
 __all__ = ["FileArgument", "ToolArguments", "input_schema", "parse_arguments"]
 
@@ -65,13 +64,7 @@ class ToolArguments(BaseModel):
         if self.data is not None:
             parts.append(Part(data=self.data, media_type="application/json"))
         parts.extend(file.part() for file in self.files)
-        return Message(
-            message_id=uuid.uuid4().hex,
-            role=Role.USER,
-            parts=parts,
-            context_id=self.context_id,
-            task_id=self.task_id,
-        )
+        return user_message(parts, context_id=self.context_id, task_id=self.task_id)
 
     def metadata(self) -> JsonObject | None:
         """Request metadata: the chosen skill, when one is."""

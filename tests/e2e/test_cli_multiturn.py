@@ -34,8 +34,10 @@ def folder(askers: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     return path
 
 
-async def _call(folder: Path, *args: str) -> dict[str, Any]:
-    out = await ok("call", *args, "--json", "--agents", str(folder / "agents.yaml"), cwd=folder)
+async def _call(folder: Path, *args: str, status: int = 0) -> dict[str, Any]:
+    """`call --json`, exiting with `status` (3 while the task waits for input)."""
+    agents = str(folder / "agents.yaml")
+    out = await ok("call", *args, "--json", "--agents", agents, cwd=folder, status=status)
     result: dict[str, Any] = json.loads(out)
     return result
 
@@ -44,29 +46,29 @@ async def _call(folder: Path, *args: str) -> dict[str, Any]:
 async def test_call_with_task_id_answers_a_question_asked_again_and_then_completes(
     folder: Path, agent: str
 ) -> None:
-    asked = await _call(folder, agent, "hi")
+    asked = await _call(folder, agent, "hi", status=3)
     assert (asked["state"], asked["message"]) == ("input-required", QUESTION)
-    task_id = asked["task_id"]
+    task_id = asked["taskId"]
 
-    again = await _call(folder, agent, AGAIN, "--task-id", task_id)
-    assert (again["state"], again["message"], again["task_id"]) == (
+    again = await _call(folder, agent, AGAIN, "--task-id", task_id, status=3)
+    assert (again["state"], again["message"], again["taskId"]) == (
         "input-required",
         QUESTION_AGAIN,
         task_id,
     )
     answered = await _call(folder, agent, "Ada", "--task-id", task_id)
 
-    assert (answered["state"], answered["needs_input"]) == ("completed", False)
+    assert (answered["state"], answered["needsInput"]) == ("completed", False)
     assert answered["text"] == greet("Ada")
-    assert (answered["task_id"], answered["context_id"]) == (task_id, asked["context_id"])
+    assert (answered["taskId"], answered["contextId"]) == (task_id, asked["contextId"])
 
 
 @pytest.mark.parametrize("agent", ASKERS)
 async def test_call_stream_with_task_id_prints_every_event_up_to_completed(
     folder: Path, agent: str
 ) -> None:
-    asked = await _call(folder, agent, "hi")
-    task_id = asked["task_id"]
+    asked = await _call(folder, agent, "hi", status=3)
+    task_id = asked["taskId"]
 
     out = await ok(
         "call",
@@ -75,15 +77,16 @@ async def test_call_stream_with_task_id_prints_every_event_up_to_completed(
         "--task-id",
         task_id,
         "--stream",
+        "--raw",
         "--agents",
         str(folder / "agents.yaml"),
         cwd=folder,
     )
 
-    opening = [f"[task] {task_id} TASK_STATE_INPUT_REQUIRED"] if agent.startswith("snap") else []
+    opening = [f"[task] {task_id} input-required"] if agent.startswith("snap") else []
     assert out.splitlines() == [
         *opening,
-        "[status] TASK_STATE_WORKING",
+        "[status] working",
         f"[artifact] greeting: {greet('Ada')}",
-        "[status] TASK_STATE_COMPLETED",
+        "[status] completed",
     ]

@@ -10,16 +10,12 @@ from collections.abc import AsyncIterator
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Message, StreamResponse, Task, TaskState
-from hub.server import create_app
 from hub.skills.delegate import delegate
-from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
+from tests.hubs import memory_hub
 from tests.multiturn.conftest import ASKERS, registry_of
 from tests.multiturn.partners import AGAIN, QUESTION, QUESTION_AGAIN, greet
 
@@ -32,18 +28,7 @@ TIMEOUT = 15
 async def hub(askers: dict[str, str]) -> AsyncIterator[A2AClient]:
     """A client of a hub whose default skill is `delegate`, in front of every asker."""
 
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="delegate",
-        )
-        return create_app(
-            settings,
-            store=MemoryTaskStore(),
-            skills={"delegate": delegate},
-            partners=Partners(registry_of(askers)),
-        )
+    build = memory_hub({"delegate": delegate}, registry_of(askers), default_skill="delegate")
 
     async with serve_on_loopback(build) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
         yield await A2AClient.from_url(url, http=http)

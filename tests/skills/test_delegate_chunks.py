@@ -17,18 +17,14 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a.types.a2a_pb2 import TaskState as SdkTaskState
-from litestar import Litestar
 from starlette.applications import Starlette
 
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
-from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
+from tests.hubs import memory_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -86,18 +82,7 @@ async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
         path = tmp_path / "agents.yaml"
         path.write_text(f"version: 1\nagents:\n  - name: chunker\n    url: {partner_url}\n")
 
-        def build(url: str) -> Litestar:
-            settings = Settings(
-                server=ServerSettings(public_url=url),
-                store=StoreSettings(kind="memory"),
-                default_skill="delegate",
-            )
-            return create_app(
-                settings,
-                store=MemoryTaskStore(),
-                skills={"delegate": delegate},
-                partners=Partners(load_registry(path)),
-            )
+        build = memory_hub({"delegate": delegate}, load_registry(path), default_skill="delegate")
 
         async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
             yield await A2AClient.from_url(url, http=http)

@@ -14,20 +14,15 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
 from hub.client import CARD_PATH, A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.federation import federation
 from hub.skills.swarm import swarm
-from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.faulty import (
     FAULTS,
     INTERNAL,
@@ -38,6 +33,7 @@ from tests.client.faulty import (
     faulty_partner,
 )
 from tests.client.scripted import Handler, respond
+from tests.hubs import memory_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -61,16 +57,8 @@ async def hub(partner: FaultyPartner, tmp_path: Path) -> AsyncIterator[A2AClient
     )
     registry = load_registry(path)
 
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="delegate",
-        )
-        skills = {"echo": echo, "delegate": delegate, "swarm": swarm, "federation": federation}
-        return create_app(
-            settings, store=MemoryTaskStore(), skills=skills, partners=Partners(registry)
-        )
+    skills = {"echo": echo, "delegate": delegate, "swarm": swarm, "federation": federation}
+    build = memory_hub(skills, registry, default_skill="delegate")
 
     async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
         yield await A2AClient.from_url(url, http=http)
@@ -187,18 +175,7 @@ async def test_a_partner_whose_card_cannot_be_read_is_named_with_the_kind(
         )
         registry = load_registry(path)
 
-        def build(url: str) -> Litestar:
-            settings = Settings(
-                server=ServerSettings(public_url=url),
-                store=StoreSettings(kind="memory"),
-                default_skill="delegate",
-            )
-            return create_app(
-                settings,
-                store=MemoryTaskStore(),
-                skills={"delegate": delegate},
-                partners=Partners(registry),
-            )
+        build = memory_hub({"delegate": delegate}, registry, default_skill="delegate")
 
         async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
             task = await failed_task(await A2AClient.from_url(url, http=http), agent="faulty")
