@@ -283,7 +283,8 @@ def test_work_that_would_go_from_a_to_b_and_back_to_a_is_refused_as_a_loop(
     assert rpc.status_text(b_task) == f"agent 'hub-a': SendStreamingMessage failed: {refusal}"
     assert rpc.state(task) == "TASK_STATE_FAILED"
     assert rpc.status_text(task) == (
-        f"partner 'hub-b' ended the task failed: agent 'hub-a': SendStreamingMessage failed: {refusal}"
+        f"partner 'hub-b' ended the task failed: "
+        f"agent 'hub-a': SendStreamingMessage failed: {refusal}"
     )
     # The looped request was refused before it became a task: A holds only the caller's.
     assert [t["id"] for t in rpc.list_tasks(hubs.a.url) if rpc.history_text(t) == text] == [
@@ -341,6 +342,7 @@ def test_a_chain_of_real_hubs_longer_than_the_hop_limit_is_refused(hubs: Federat
     assert rpc.status_text(a_task) == f"agent 'hub-c': SendStreamingMessage failed: {refusal}"
     assert rpc.state(task) == "TASK_STATE_FAILED"
     assert rpc.status_text(task) == (
-        f"partner 'hub-a' ended the task failed: agent 'hub-c': SendStreamingMessage failed: {refusal}"
+        f"partner 'hub-a' ended the task failed: "
+        f"agent 'hub-c': SendStreamingMessage failed: {refusal}"
     )
     assert [t for t in rpc.list_tasks(hubs.c.url) if rpc.history_text(t) == text] == []
