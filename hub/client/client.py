@@ -8,7 +8,6 @@ resume after a cut.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -44,14 +43,13 @@ from hub.protocol import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    user_message,
 )
 from hub.protocol.card import BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
@@ -89,19 +87,6 @@ class Timeouts:
     def httpx(self) -> httpx.Timeout:
         """The httpx form (write and pool waits share the connect limit)."""
         return httpx.Timeout(self.connect, read=self.read, write=self.connect, pool=self.connect)
-
-
-def user_message(
-    text: str, *, context_id: str | None = None, task_id: str | None = None
-) -> Message:
-    """A user message holding one text part, with a fresh id."""
-    return Message(
-        message_id=uuid.uuid4().hex,
-        role=Role.USER,
-        parts=[Part(text=text)],
-        context_id=context_id,
-        task_id=task_id,
-    )
 
 
 class A2AClient:

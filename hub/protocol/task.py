@@ -181,13 +181,14 @@ def agent_message(content: str | Sequence[Part]) -> Message:
 
 
 def user_message(
-    parts: Sequence[Part], *, context_id: str | None = None, task_id: str | None = None
+    content: str | Sequence[Part], *, context_id: str | None = None, task_id: str | None = None
 ) -> Message:
-    """A user message of `parts`, with a fresh id, in a context and task when given."""
+    """A user message from text or parts, with a fresh id, in a context and task when given."""
+    parts = [Part(text=content)] if isinstance(content, str) else list(content)
     return Message(
         message_id=new_id(),
         role=Role.USER,
-        parts=list(parts),
+        parts=parts,
         context_id=context_id,
         task_id=task_id,
     )

@@ -38,6 +38,7 @@ from hub.registry import AgentEntry
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.skills.delegate import delegate
+from hub.tasks.choice import routing_metadata
 from hub.tools import SKILL_PREFIX, tool_name
 
 __all__ = ["DIRECTIVES", "ERROR_METADATA_KEY", "federation"]
@@ -59,11 +60,11 @@ _MAX_DESCRIPTION = 500
     tags=["federation"],
 )
 async def federation(ctx: SkillContext) -> list[Part] | None:
-    kind = ctx.metadata.get("swarmKind")
+    kind = _directive(ctx).get("swarmKind")
     if kind == "query_resources":
         return [_data({"skills": _skills(ctx), "partners": _partners(ctx)})]
     if kind == "sync_state":
-        peer = ctx.metadata.get("agent")
+        peer = _directive(ctx).get("agent")
         if peer is None:
             return [_data({"partners": _partner_list(ctx)})]
         if not isinstance(peer, str):
@@ -72,12 +73,12 @@ async def federation(ctx: SkillContext) -> list[Part] | None:
     if kind == "spawn_agent":
         return await _spawn(ctx)
     if kind == "forward_message":
-        if not isinstance(ctx.metadata.get("agent"), str):
+        if not isinstance(_directive(ctx).get("agent"), str):
             raise ctx.fail("forward_message needs metadata.agent, the partner to pass it to")
         await delegate.function(ctx)  # type: ignore[misc]
         return None
     if kind == "execute_task":
-        target = ctx.metadata.get("target")
+        target = _directive(ctx).get("target")
         if not isinstance(target, str):
             raise ctx.fail("execute_task needs metadata.target, the local skill to run")
         name = tool_name(SKILL_PREFIX, target)
@@ -92,6 +93,12 @@ async def federation(ctx: SkillContext) -> list[Part] | None:
             raise ctx.fail(f"skill '{target}' ended {result.state}: {result.message}")
         return [Part(text=result.text)]
     raise ctx.fail(f"unknown swarmKind {kind!r} (served: {', '.join(DIRECTIVES)})")
+
+
+def _directive(ctx: SkillContext) -> Mapping[str, Any]:
+    """The directive's keys (`swarmKind`, `agent`, `target`), from the request's metadata or
+    the message's, read as the task manager read them to choose this skill."""
+    return routing_metadata(ctx.metadata, ctx.message.metadata)
 
 
 # -- spawn_agent ------------------------------------------------------------------------------
@@ -113,7 +120,7 @@ async def _spawn(ctx: SkillContext) -> list[Part] | None:
 
 def _spawn_entry(ctx: SkillContext) -> tuple[AgentEntry, str | None]:
     """The partner a spawn_agent asks for: `metadata.agent`, or the message's data part."""
-    raw = ctx.metadata.get("agent")
+    raw = _directive(ctx).get("agent")
     if raw is None:
         raw = next((value for value in ctx.data if isinstance(value, Mapping)), None)
     if not isinstance(raw, Mapping):

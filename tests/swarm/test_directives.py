@@ -155,3 +155,22 @@ async def test_a_directive_to_a_hub_without_the_federation_skill_is_refused() ->
     assert refused.value.code == InvalidParamsError.code
     assert "federation" in str(refused.value)
     assert listed.tasks == []
+
+
+@pytest.mark.parametrize("kind", ["query_resources", "execute_task"])
+async def test_a_directive_in_the_messages_metadata_is_read_there(
+    hub: A2AClient, kind: str
+) -> None:
+    message = user_message("run me")
+    message.metadata = {"swarmKind": kind, "target": "echo"}
+    with anyio.fail_after(15):
+        reply = await hub.send(message)
+
+    assert isinstance(reply, Task)
+    assert reply.status.state is TaskState.COMPLETED, reply.status
+    assert reply.artifacts is not None
+    part = reply.artifacts[0].parts[0]
+    if kind == "query_resources":
+        assert part.data["skills"] == ["echo", "federation"]
+    else:
+        assert part.text == "run me"
