@@ -3,6 +3,7 @@ path that does not exist: the recipes are printed, nothing is run)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,9 +17,13 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def dry_run(tmp_path: Path, *targets: str) -> list[str]:
     venv = tmp_path / "fresh-venv"
+    # Run under `make test` too: the outer make's variables would make this one print
+    # "Entering directory" lines and pass on its flags.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", *targets, f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", *targets, f"VENV={venv}"],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
