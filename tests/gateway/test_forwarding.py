@@ -115,3 +115,25 @@ async def test_a_partner_refusing_the_hubs_credentials_is_unavailable(
     assert rest.status_code == 502
     assert rest.json()["error"]["status"] == "UNAVAILABLE"
     assert right.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_the_partner_url_with_a_trailing_slash_is_the_same_json_rpc_endpoint(
+    hub_url: str,
+) -> None:
+    # JS SDK clients resolve the card path against the URL they are given, so they need it
+    # with a trailing slash: both forms must reach the partner.
+    async with httpx.AsyncClient(timeout=10) as http:
+        with anyio.fail_after(10):
+            answers = [
+                await http.post(
+                    f"{hub_url}/agents/one{tail}",
+                    json=rpc("SendMessage", {"message": message()}),
+                    headers=V1,
+                )
+                for tail in ("", "/")
+            ]
+            card = await http.get(f"{hub_url}/agents/one/.well-known/agent-card.json")
+    assert [answer.status_code for answer in answers] == [200, 200]
+    states = [answer.json()["result"]["task"]["status"]["state"] for answer in answers]
+    assert states == ["TASK_STATE_COMPLETED", "TASK_STATE_COMPLETED"]
+    assert card.status_code == 200
