@@ -10,10 +10,17 @@ condition literally).
 from __future__ import annotations
 
 from hub.protocol import Task
-from hub.store.base import TaskRecord
+from hub.store.base import TaskQuery, TaskRecord
 from hub.store.cursor import status_key
 
-__all__ = ["LIVE_CHILD", "UNSETTLED_TASK", "TaskRow", "task_record", "task_row"]
+__all__ = [
+    "LIVE_CHILD",
+    "UNSETTLED_TASK",
+    "TaskRow",
+    "counted_by_owner_and_state",
+    "task_record",
+    "task_row",
+]
 
 UNSETTLED_TASK = (
     "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', "
@@ -49,3 +56,10 @@ def task_row(record: TaskRecord) -> TaskRow:
 def task_record(body: bytes, skill: str, owner: str) -> TaskRecord:
     """The record a row's body, skill and owner columns hold."""
     return TaskRecord(task=Task.model_validate_json(body), skill=skill, owner=owner)
+
+
+def counted_by_owner_and_state(query: TaskQuery) -> bool:
+    """Whether `query`'s totalSize is a sum of the counts kept per owner and state (it
+    filters on nothing else); a context or time filter is counted over the rows it selects,
+    from an index."""
+    return query.context_id is None and query.updated_after is None

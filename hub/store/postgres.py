@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
 from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
-from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK, task_record, task_row
+from hub.store.columns import (
+    LIVE_CHILD,
+    UNSETTLED_TASK,
+    counted_by_owner_and_state,
+    task_record,
+    task_row,
+)
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -201,7 +207,7 @@ class PostgresTaskStore:
             f"WHERE {' AND '.join(where) or 'TRUE'} {_ORDER} LIMIT ${len(args)}"
         )
         async with self._connection(f"cannot list tasks in {self.where}") as db:
-            if query.context_id is None and query.updated_after is None:
+            if counted_by_owner_and_state(query):
                 total = await db.fetchval(
                     f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {counted}", *count_args
                 )

@@ -33,7 +33,13 @@ from pathlib import Path
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
 from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
-from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK, task_record, task_row
+from hub.store.columns import (
+    LIVE_CHILD,
+    UNSETTLED_TASK,
+    counted_by_owner_and_state,
+    task_record,
+    task_row,
+)
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -374,7 +380,7 @@ class SqliteTaskStore:
     ) -> int:
         """How many tasks match: from the maintained counts when only owner and state
         filter, so an unfiltered first page costs the same at a million tasks as at ten."""
-        if query.context_id is not None or query.updated_after is not None:
+        if not counted_by_owner_and_state(query):
             # Bounded by what the context or time filter selects, read from an index.
             (total,) = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", args).fetchone()
             return int(total)
