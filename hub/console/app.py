@@ -45,7 +45,9 @@ _HEADERS = [
     ResponseHeader(name="Content-Security-Policy", value=CONTENT_SECURITY_POLICY),
     ResponseHeader(name="X-Content-Type-Options", value="nosniff"),
     ResponseHeader(name="X-Frame-Options", value="DENY"),
-    ResponseHeader(name="Referrer-Policy", value="no-referrer"),
+    # same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on
+    # form posts, and the CSRF check could not tell the console's own pages from others.
+    ResponseHeader(name="Referrer-Policy", value="same-origin"),
 ]
 
 

@@ -70,8 +70,9 @@ async def partner_events(request: AnyRequest) -> Response[bytes] | Stream:
 
 
 @post("/partners/{agent_name:str}/refresh", status_code=303)
-async def refresh_card(request: AnyRequest, agent_name: str) -> Template | Redirect:
+async def refresh_card(request: AnyRequest) -> Template | Redirect:
     visitor = visitor_of(request)
+    agent_name: str = request.path_params["agent_name"]
     await form_of(request, visitor)
     partners = hub_of(request).gateway.partners
     try:

@@ -131,10 +131,12 @@ async def answer_task(request: AnyRequest) -> Response[bytes] | Template | Redir
 
 
 @get(_paths("/files/{where:str}/{index:int}/{number:int}"))
-async def task_file(
-    request: AnyRequest, where: str, index: int, number: int
-) -> Response[bytes] | Template:
+async def task_file(request: AnyRequest) -> Response[bytes] | Template:
     visitor = visitor_of(request)
+    params = request.path_params
+    where: str = params["where"]
+    index: int = params["index"]
+    number: int = params["number"]
     try:
         task = await _task(request, visitor)
     except ProtocolError as error:
