@@ -194,6 +194,7 @@ async def test_with_auth_on_a_credential_sees_only_its_own_tasks(
         await page.screenshot(path=screenshots / "tasks.png", full_page=True)
         # Bob's task is not found for alice, as through the A2A endpoints.
         refused = await page.goto(f"{hub.url}/ui/tasks/{bobs['id']}")
-        assert refused is not None and refused.status == 404
+        assert refused is not None
+        assert refused.status == 404
         assert ALICE_KEY not in await page.content()
         await context.close()
