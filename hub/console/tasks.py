@@ -1,5 +1,5 @@
-"""The task list: newest first, filtered by state, context and time, a page at a time through
-ListTasks and its page tokens (so it is the A2A listing, owner scope included)."""
+"""The task list: newest first, filtered by state, skill, context and time, a page at a time
+through ListTasks and its page tokens (so it is the A2A listing, owner scope included)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from litestar import get
 from litestar.response import Template
 
 from hub.console.access import AnyRequest, acting_as, hub_of, visitor_of
+from hub.console.partners import visible_skills
 from hub.console.render import page, problem
 from hub.console.task_view import state_label
 from hub.errors import InvalidParamsError, ProtocolError
@@ -78,12 +79,13 @@ def _query(filters: dict[str, str]) -> ListTasksRequest:
 async def task_list(request: AnyRequest) -> Template:
     visitor = visitor_of(request)
     params = request.query_params
-    filters = {
-        key: str(params.get(key, "")).strip() for key in ("state", "context", "after", "page")
-    }
+    keys = ("state", "skill", "context", "after", "page")
+    filters = {key: str(params.get(key, "")).strip() for key in keys}
     try:
         with acting_as(request, visitor):
-            listed = await hub_of(request).service.list_tasks(_query(filters), visitor.name)
+            listed = await hub_of(request).service.list_tasks(
+                _query(filters), visitor.name, skill=filters["skill"] or None
+            )
     except ProtocolError as error:
         return problem(request, visitor, error)
     kept = {key: value for key, value in filters.items() if value and key != "page"}
@@ -96,6 +98,7 @@ async def task_list(request: AnyRequest) -> Template:
         total=listed.total_size,
         filters=filters,
         states=[(state.value, state_label(state)) for state in STATES],
+        skills=sorted(visible_skills(request, visitor)),
         next_query=next_query if listed.next_page_token else "",
         first_query=urlencode(kept),
     )
