@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, ConsoleMessage, Page, expect
+from playwright.async_api import Browser, ConsoleMessage, Page, ViewportSize, expect
 
 from hub.config import AuthSettings, CredentialSettings
 from tests.console.hubs import HOSTILE, console_hub
@@ -16,6 +16,8 @@ from tests.console.hubs import HOSTILE, console_hub
 pytestmark = pytest.mark.anyio
 
 WAIT_MS = 15_000
+VIEWPORT: ViewportSize = {"width": 1024, "height": 640}
+"""Small, so the screenshots docs/console.md shows stay small."""
 ALICE_KEY = "alice-console-key-5e2b7d9c1a"
 BOB_TOKEN = "bob-console-token-8c4f1a6e3d"
 
@@ -52,7 +54,7 @@ async def test_partner_list_shows_two_live_partners_and_a_down_one_with_its_brea
     browser: Browser, refusing_port: int, screenshots: Path
 ) -> None:
     async with console_hub({"fast": 0.0, "steady": 0.02}, down_port=refusing_port) as hub:
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)
         await page.goto(f"{hub.url}/ui/partners")
         await expect(page.locator("#live")).to_have_attribute("data-following", "yes")
         # One broadcast reaches all three; the down partner's breaker opens (threshold 1),
@@ -76,6 +78,9 @@ async def test_partner_list_shows_two_live_partners_and_a_down_one_with_its_brea
             await expect(row.locator(".breaker")).to_have_attribute("data-breaker", "closed")
             await expect(row).to_contain_text("p50")
         await page.screenshot(path=screenshots / "partners.png", full_page=True)
+        await page.goto(f"{hub.url}/ui/")
+        await expect(page.locator("#live")).to_have_attribute("data-following", "yes")
+        await page.screenshot(path=screenshots / "overview.png", full_page=True)
         await page.close()
 
 
@@ -83,7 +88,7 @@ async def test_a_task_sent_from_the_page_streams_to_completed(
     browser: Browser, screenshots: Path
 ) -> None:
     async with console_hub({}) as hub:
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)
         await _try(page, hub.url, "skill:slow", "streamed")
         await expect(page.locator("#live")).to_have_attribute("data-following", "yes")
         await expect(page.locator("#task-state")).to_have_text("working")
@@ -100,7 +105,7 @@ async def test_a_task_sent_from_the_page_streams_to_completed(
 
 async def test_an_input_required_task_is_answered_from_the_page(browser: Browser) -> None:
     async with console_hub({}) as hub:
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)
         await _try(page, hub.url, "skill:ask", "greet me")
         await expect(page.locator("#task-state")).to_have_text("input-required", timeout=WAIT_MS)
         await expect(page.locator("#status-text")).to_have_text("What is your name?")
@@ -115,7 +120,7 @@ async def test_a_race_swarm_shows_its_winner_and_its_canceled_branches(
     browser: Browser, screenshots: Path
 ) -> None:
     async with console_hub({"quick": 0.05, "slow-a": 30.0, "slow-b": 30.0}) as hub:
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)
         await _try(
             page,
             hub.url,
@@ -132,7 +137,7 @@ async def test_a_race_swarm_shows_its_winner_and_its_canceled_branches(
             branch = page.locator(f'#delegation li.branch[data-agent="{name}"]')
             await expect(branch).to_have_attribute("data-state", "canceled")
             await expect(branch).not_to_contain_text("winner")
-        await page.screenshot(path=screenshots / "delegation.png", full_page=True)
+        await page.screenshot(path=screenshots / "delegation.png")
         await page.close()
 
 
@@ -140,7 +145,7 @@ async def test_a_hostile_card_renders_as_text_and_runs_no_script(
     browser: Browser, screenshots: Path
 ) -> None:
     async with console_hub({}, hostile=True) as hub:
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)
         said: list[ConsoleMessage] = []
         page.on("console", lambda message: said.append(message))
         await page.goto(f"{hub.url}/ui/partners")
@@ -176,7 +181,7 @@ async def test_with_auth_on_a_credential_sees_only_its_own_tasks(
     async with console_hub({}, auth=auth) as hub:
         alices = await _send(hub.url, "from alice", {"X-API-Key": ALICE_KEY})
         bobs = await _send(hub.url, "from bob", {"Authorization": f"Bearer {BOB_TOKEN}"})
-        context = await browser.new_context()
+        context = await browser.new_context(viewport=VIEWPORT)
         page = await context.new_page()
         await page.goto(f"{hub.url}/ui/tasks")
         await page.wait_for_url("**/ui/login")

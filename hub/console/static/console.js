@@ -8,25 +8,79 @@
     return String(value || "").replace(/^TASK_STATE_/, "").toLowerCase().replace(/_/g, "-");
   }
 
-  // One line per status update, built with textContent: event text is never parsed as HTML.
-  function logStatus(list, data) {
+  function statusOf(data) {
     var event;
     try {
       event = JSON.parse(data);
     } catch (error) {
-      return;
+      return null;
     }
     var update = event.statusUpdate || (event.task && { status: event.task.status });
-    if (!list || !update || !update.status) {
+    return update && update.status ? update.status : null;
+  }
+
+  function messageText(message) {
+    var texts = [];
+    var parts = (message && message.parts) || [];
+    for (var i = 0; i < parts.length; i += 1) {
+      if (typeof parts[i].text === "string") {
+        texts.push(parts[i].text);
+      }
+    }
+    return texts.join("\n");
+  }
+
+  // The new state and status text at once, from the event itself; the rest of the region
+  // follows when it is fetched again. textContent only: event text is never parsed as HTML.
+  function showStatus(region, status) {
+    var state = region.querySelector("#task-state");
+    var text = region.querySelector("#status-text");
+    if (state) {
+      state.textContent = stateName(status.state);
+      state.className = "state " + stateName(status.state);
+    }
+    if (text) {
+      text.textContent = messageText(status.message);
+    }
+    region.dataset.shown = String(Date.now());
+  }
+
+  // One line per status update the page heard.
+  function logStatus(list, status) {
+    if (!list) {
       return;
     }
     var item = document.createElement("li");
-    var text = stateName(update.status.state);
-    if (update.status.timestamp) {
-      text += " at " + update.status.timestamp;
+    var text = stateName(status.state);
+    if (status.timestamp) {
+      text += " at " + status.timestamp;
     }
     item.textContent = text;
     list.appendChild(item);
+  }
+
+  // Swap in a region's new HTML, keeping what the visitor typed in its forms (an answer
+  // being written survives an update of the task around it).
+  function swap(region, html) {
+    var typed = [];
+    var fields = region.querySelectorAll("form[id] input[name], form[id] textarea[name]");
+    for (var i = 0; i < fields.length; i += 1) {
+      var field = fields[i];
+      if (field.type !== "hidden" && field.value) {
+        typed.push([field.form.id, field.name, field.value, field === document.activeElement]);
+      }
+    }
+    region.innerHTML = html;
+    for (var j = 0; j < typed.length; j += 1) {
+      var form = document.getElementById(typed[j][0]);
+      var again = form ? form.elements.namedItem(typed[j][1]) : null;
+      if (again && again.type !== "hidden") {
+        again.value = typed[j][2];
+        if (typed[j][3]) {
+          again.focus();
+        }
+      }
+    }
   }
 
   function follow(region) {
@@ -47,7 +101,7 @@
         .then(function (html) {
           if (html !== null) {
             // Rendered and escaped by the hub's templates; the CSP allows no inline script.
-            region.innerHTML = html;
+            swap(region, html);
             region.dataset.updated = String(Date.now());
           }
         })
@@ -66,7 +120,12 @@
       region.dataset.following = "yes";
     };
     source.onmessage = function (message) {
-      logStatus(log, message.data);
+      region.dataset.heard = String(Date.now());
+      var status = statusOf(message.data);
+      if (status) {
+        showStatus(region, status);
+        logStatus(log, status);
+      }
       reload();
     };
     source.addEventListener("end", function () {
