@@ -8,11 +8,13 @@ long a task change takes to reach an open task page.
    network), for the first page, a page filtered by state, one filtered by skill, the second
    page (through its page token) and a task's page. Medians over `--samples` requests, with
    the min and max, and this process's CPU per request.
-2. **Live updates.** A hub is served on loopback and a task page is opened in headless
-   Chromium (Debian's package, through Playwright). A skill changes its task `--changes`
-   times (a progress update), one at a time; for each, the time from just before the change
-   to the page hearing the event (`EventSource`) and to the page showing it (its part of the
-   page fetched again and swapped in) is read from the page (`Date.now()`, the same clock).
+2. **Live updates.** An `a2a-hub serve` process runs `bench/console.yaml`, whose skill
+   (`bench/console_skill.py`) changes its task every 0.3 s and writes into each progress
+   message the moment just before the change; the task's page is open in headless Chromium
+   (Debian's package, through Playwright). For each change, the page's own clock
+   (`Date.now()`, the same clock) says when the event was heard (`EventSource`), when the new
+   state and status were shown (from the event), and when the task's part of the page had
+   been fetched again and swapped in.
 
     python -m bench.console                          # 100,000 tasks, 30 samples, 30 changes
     python -m bench.console --tasks 10000 --changes 10
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import os
 import shutil
 import statistics
@@ -35,8 +38,8 @@ import anyio
 import httpx
 from asgi_lifespan import LifespanManager
 
-from bench.target import REPO
-from hub.config import ServerSettings, Settings, StoreSettings
+from bench.target import REPO, Target, hub_command, start_server
+from hub.config import Settings, StoreSettings
 from hub.protocol import (
     Artifact,
     Message,
@@ -49,10 +52,8 @@ from hub.protocol import (
     utc_now,
 )
 from hub.server import create_app
-from hub.skills import SkillContext, skill
 from hub.skills.echo import echo
-from hub.store import MemoryTaskStore, SqliteTaskStore, TaskRecord
-from hub.testing import serve_on_loopback
+from hub.store import SqliteTaskStore, TaskRecord
 
 __all__ = ["main"]
 
@@ -61,6 +62,9 @@ _BATCH = 10_000
 _SKILLS = ("echo", "translate", "summarise", "review")
 
 Figure = tuple[float, float, float]
+_LIVE_STORE = REPO / "var" / "bench-console-live.db"
+_SEEN = "benchSeen"
+_STATE = "document.getElementById('task-state').textContent"
 _STATUS_TEXT = "(document.getElementById('status-text') || {}).textContent"
 _REFETCHED = (
     "Number(document.getElementById('live').dataset.updated || 0)"
@@ -175,71 +179,67 @@ async def task_list(count: int, samples: int) -> dict[str, Figure]:
     return figures
 
 
-async def _until(page: Any, expression: str) -> None:
-    """Poll the page until `expression` is true (evaluated through the DevTools protocol:
-    the page's CSP forbids the string evaluation Playwright's own waits use). The figures
-    are read from the page's clock, not from this poll."""
+async def _until(page: Any, expression: str, *, after: str | None = None) -> None:
+    """Poll the page until `expression` is true (and, with `after`, the status text differs
+    from `window[after]`), evaluated through the DevTools protocol: the page's CSP forbids
+    the string evaluation Playwright's own waits use. The figures are read from the page's
+    clock, not from this poll."""
+    if after is not None:
+        expression = f"({expression}) && {_STATUS_TEXT} !== window.{after}"
     with anyio.fail_after(10):
         for _ in itertools.count():
             if await page.evaluate(expression):
                 return
-            await anyio.sleep(0.02)
+            await anyio.sleep(0.01)
 
 
 async def live_updates(changes: int) -> dict[str, Figure]:
     from playwright.async_api import async_playwright
 
-    gates = [anyio.Event() for _ in range(changes)]
-    finish = anyio.Event()
-    moments: list[float] = []
-
-    @skill(id="ticker", description="changes its task each time the benchmark says so")
-    async def ticker(ctx: SkillContext) -> str:
-        for number, gate in enumerate(gates):
-            await gate.wait()
-            moments.append(time.time() * 1000)
-            await ctx.progress(f"step {number}")
-        await finish.wait()  # the last step stays on the page until it is measured
-        return "done"
-
-    def build(url: str) -> Any:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="ticker",
-        )
-        return create_app(settings, store=MemoryTaskStore(), skills={"ticker": ticker})
-
     executable = shutil.which("chromium")
     if executable is None:
         raise SystemExit("needs Debian's chromium package (make chromium)")
+    target = Target(
+        name="hub",
+        command=lambda port: hub_command(port, config="bench/console.yaml", store=_LIVE_STORE),
+        store=_LIVE_STORE,
+    )
     heard: list[float] = []
     shown: list[float] = []
     redrawn: list[float] = []
-    async with serve_on_loopback(build) as url, async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
-        )
-        async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
-            body = {
-                "message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": "go"}]},
-                "configuration": {"returnImmediately": True},
-            }
-            sent = await http.post("/message:send", json=body)
-            task_id = sent.json()["task"]["id"]
-        page = await browser.new_page()
-        await page.goto(f"{url}/ui/tasks/{task_id}")
-        await page.wait_for_selector('#live[data-following="yes"]')
-        for number, gate in enumerate(gates):
-            gate.set()
-            await _until(page, f"{_STATUS_TEXT} === 'step {number}'")
-            await _until(page, _REFETCHED)
-            live = await page.evaluate(_TIMES)
-            heard.append(live[0] - moments[number])
-            shown.append(live[1] - moments[number])
-            redrawn.append(live[2] - moments[number])
-        finish.set()
-        await browser.close()
+    log = REPO / "bench" / "results" / "console-hub.log"
+    with start_server(target, core=None, log_path=log) as server:
+        url = f"http://127.0.0.1:{server.port}"
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+            )
+            async with httpx.AsyncClient(base_url=url, headers={"A2A-Version": "1.0"}) as http:
+                body = {
+                    "message": {
+                        "messageId": new_id(),
+                        "role": "ROLE_USER",
+                        "parts": [{"text": str(changes)}],
+                    },
+                    "configuration": {"returnImmediately": True},
+                }
+                task_id = (await http.post("/message:send", json=body)).json()["task"]["id"]
+            page = await browser.new_page()
+            await page.goto(f"{url}/ui/tasks/{task_id}")
+            await _until(page, "document.getElementById('live').dataset.following === 'yes'")
+            state = await page.evaluate(_STATE)
+            assert state == "submitted" or state == "working", f"the task is {state} already"
+            for _ in range(changes):
+                await _until(page, f"({_STATUS_TEXT} || '').startsWith('step ')", after=_SEEN)
+                text = await page.evaluate(_STATUS_TEXT)
+                await page.evaluate(f"() => {{ window.{_SEEN} = {json.dumps(text)}; }}")
+                moment = float(text.rsplit("@ ", 1)[1])
+                await _until(page, _REFETCHED)
+                times = await page.evaluate(_TIMES)
+                heard.append(times[0] - moment)
+                shown.append(times[1] - moment)
+                redrawn.append(times[2] - moment)
+            await browser.close()
     figures = {
         "change to event heard by the page": _figure(heard),
         "change to new state shown": _figure(shown),

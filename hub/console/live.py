@@ -15,6 +15,7 @@ from litestar.response import Response, Stream
 
 from hub.console.access import AnyRequest, Visitor, hub_of
 from hub.errors import ProtocolError
+from hub.server.gate import StreamSlot
 from hub.server.sse import KEEPALIVE, sse_frames
 from hub.tasks import TaskStream, Update
 
@@ -29,6 +30,21 @@ def _refused(error: ProtocolError) -> Response[bytes]:
     return Response(
         content=error.message.encode(), status_code=error.http_status, media_type="text/plain"
     )
+
+
+def _counted(slot: StreamSlot, frames: AsyncIterator[bytes]) -> Stream:
+    """`frames` as an event stream whose slot is given back when it ends or is dropped."""
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in frames:
+                yield chunk
+        finally:
+            slot.release()
+
+    counted = body()
+    slot.follow(counted)
+    return Stream(counted, media_type="text/event-stream", headers=_HEADERS)
 
 
 async def task_stream(
@@ -50,18 +66,13 @@ async def task_stream(
         stream = None
 
     async def frames() -> AsyncIterator[bytes]:
-        try:
-            if stream is not None:
-                keepalive = hub.settings.server.keepalive
-                async for chunk in sse_frames(stream, Update.json, keepalive=keepalive):
-                    yield chunk
-            yield END
-        finally:
-            slot.release()
+        if stream is not None:
+            keepalive = hub.settings.server.keepalive
+            async for chunk in sse_frames(stream, Update.json, keepalive=keepalive):
+                yield chunk
+        yield END
 
-    body = frames()
-    slot.follow(body)
-    return Stream(body, media_type="text/event-stream", headers=_HEADERS)
+    return _counted(slot, frames())
 
 
 async def change_stream(
@@ -81,23 +92,18 @@ async def change_stream(
     keepalive = hub.settings.server.keepalive
 
     async def frames() -> AsyncIterator[bytes]:
-        try:
-            last = await fingerprint()
-            quiet = 0.0
-            while True:
-                await anyio.sleep(interval)
-                now = await fingerprint()
-                if now != last:
-                    last, quiet = now, 0.0
-                    yield CHANGED
-                    continue
-                quiet += interval
-                if quiet >= keepalive:
-                    quiet = 0.0
-                    yield KEEPALIVE
-        finally:
-            slot.release()
+        last = await fingerprint()
+        quiet = 0.0
+        while True:
+            await anyio.sleep(interval)
+            now = await fingerprint()
+            if now != last:
+                last, quiet = now, 0.0
+                yield CHANGED
+                continue
+            quiet += interval
+            if quiet >= keepalive:
+                quiet = 0.0
+                yield KEEPALIVE
 
-    body = frames()
-    slot.follow(body)
-    return Stream(body, media_type="text/event-stream", headers=_HEADERS)
+    return _counted(slot, frames())

@@ -4,7 +4,7 @@ after a delay, one that is down and one whose card is hostile, tasks in memory."
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +24,7 @@ from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
+from tests.client.scripted import ScriptedAgent, respond
 from tests.swarm.partners import scripted
 
 HOSTILE = (
@@ -106,24 +107,13 @@ def hostile_card(url: str) -> dict[str, Any]:
     }
 
 
-def hostile_partner(url: str) -> Callable[..., Any]:
-    """A raw ASGI partner that serves only its hostile card."""
-    body = json.dumps(hostile_card(url)).encode()
-
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        headers = [(b"content-type", b"application/json")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-    return app
+def hostile_partner(url: str) -> ScriptedAgent:
+    """A partner that serves only its hostile card."""
+    partner = ScriptedAgent()
+    partner.routes["GET /.well-known/agent-card.json"] = respond(
+        200, json.dumps(hostile_card(url)).encode()
+    )
+    return partner
 
 
 @dataclass
