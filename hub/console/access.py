@@ -127,8 +127,10 @@ def check_csrf(request: AnyRequest, visitor: Visitor, form_token: str | None) ->
     """
     origin = request.headers.get("origin")
     if origin is not None:
-        parts = urlsplit(origin)
-        if parts.netloc != request.headers.get("host", ""):
+        # The hub's own origin: as the browser reached it, or its public URL (a proxy in
+        # front may rewrite the Host header).
+        public = urlsplit(hub_of(request).settings.server.base_url()).netloc
+        if urlsplit(origin).netloc not in (request.headers.get("host", ""), public):
             raise CsrfRefusedError
     token = request.headers.get(CSRF_HEADER) or form_token
     if not visitor.session.accepts(token):
