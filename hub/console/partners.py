@@ -21,7 +21,7 @@ from hub.console.access import (
 )
 from hub.console.live import change_stream
 from hub.console.render import page, problem
-from hub.errors import ProtocolError
+from hub.errors import ProtocolError, UnknownAgentError
 from hub.protocol import AgentSkill
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import RouteRequest, ScoringRouter
@@ -79,7 +79,7 @@ async def refresh_card(request: AnyRequest) -> Template | Redirect:
         with acting_as(request, visitor):
             partners.entry(agent_name)  # an unknown (or out of scope) name is refused
             await console_of(request).board.refresh(partners, agent_name)
-    except ProtocolError as error:
+    except (ProtocolError, UnknownAgentError) as error:
         return problem(request, visitor, error)
     return Redirect(path=f"{console_of(request).path}/partners", status_code=303)
 

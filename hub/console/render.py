@@ -8,7 +8,7 @@ from litestar.response import Template
 
 from hub.console.access import AnyRequest, Visitor, console_of, session_cookie
 from hub.console.session import CSRF_FIELD
-from hub.errors import ProtocolError
+from hub.errors import ProtocolError, UnknownAgentError
 
 __all__ = ["page", "problem"]
 
@@ -38,13 +38,15 @@ def page(
     )
 
 
-def problem(request: AnyRequest, visitor: Visitor, error: ProtocolError) -> Template:
-    """What an operation refused, as a page with the operation's status code."""
+def problem(
+    request: AnyRequest, visitor: Visitor, error: ProtocolError | UnknownAgentError
+) -> Template:
+    """What an operation refused, as a page with the operation's status code (404 for a
+    partner the visitor may not reach, as for one agents.yaml does not list)."""
+    if isinstance(error, UnknownAgentError):
+        status, message = 404, str(error)
+    else:
+        status, message = error.http_status, error.message
     return page(
-        request,
-        visitor,
-        "problem.html",
-        status_code=error.http_status,
-        title="Refused",
-        message=error.message,
+        request, visitor, "problem.html", status_code=status, title="Refused", message=message
     )

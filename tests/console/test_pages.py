@@ -15,11 +15,13 @@ from pydantic import ValidationError
 
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings, UiSettings
 from hub.console import CONTENT_SECURITY_POLICY
-from hub.protocol import Part
+from hub.protocol import AgentCard, Part
+from hub.registry import AgentEntry, Registry
 from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
+from hub.tools import Partners
 
 pytestmark = pytest.mark.anyio
 
@@ -34,9 +36,16 @@ async def report(ctx: SkillContext) -> list[Part]:
 
 
 @asynccontextmanager
-async def console(settings: Settings | None = None) -> AsyncIterator[httpx.AsyncClient]:
+async def console(
+    settings: Settings | None = None, *, partners: Registry | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
     settings = settings or Settings(store=StoreSettings(kind="memory"))
-    app = create_app(settings, store=MemoryTaskStore(), skills={"echo": echo, "report": report})
+    app = create_app(
+        settings,
+        store=MemoryTaskStore(),
+        skills={"echo": echo, "report": report},
+        partners=Partners(partners or Registry()),
+    )
     async with (
         LifespanManager(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://hub") as client,
@@ -173,3 +182,72 @@ async def test_signing_in_keeps_the_credential_name_and_never_the_secret() -> No
     assert overview.status_code == 200
     assert 'id="visitor">ops<' in overview.text
     assert KEY not in overview.text
+
+
+def _partner(name: str, tags: tuple[str, ...]) -> AgentEntry:
+    """A partner with an inline card (nothing is fetched), whose one skill is `name`."""
+    card = AgentCard.model_validate(
+        {
+            "name": name.title(),
+            "description": f"the {name} partner",
+            "version": "1.0",
+            "supportedInterfaces": [
+                {
+                    "url": "http://127.0.0.1:9/",
+                    "protocolBinding": "JSONRPC",
+                    "protocolVersion": "1.0",
+                }
+            ],
+            "capabilities": {},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [
+                {"id": name, "name": name, "description": f"does {name}", "tags": list(tags)}
+            ],
+        }
+    )
+    return AgentEntry(name=name, card=card, tags=tags)
+
+
+PARTNERS = Registry([_partner("translate", ("language",)), _partner("review", ("code",))])
+
+
+async def test_a_card_is_refreshed_from_the_page_and_the_router_ranks_from_a_form() -> None:
+    async with console(partners=PARTNERS) as client:
+        listed = await client.get("/ui/partners")
+        assert "Card checked" in listed.text
+        refreshed = await client.post(
+            "/ui/partners/translate/refresh", data={"_csrf": token(listed.text)}
+        )
+        unknown = await client.post(
+            "/ui/partners/nobody/refresh", data={"_csrf": token(listed.text)}
+        )
+        ranked = await client.get("/ui/partners/route", params={"text": "x", "tag": "code"})
+    assert refreshed.status_code == 303
+    assert unknown.status_code == 404
+    assert re.findall(r"<strong>(\w+ [\w-]+)</strong> score", ranked.text) == ["partner review"]
+
+
+async def test_a_credential_sees_only_its_skills_and_partners() -> None:
+    settings = Settings(
+        store=StoreSettings(kind="memory"),
+        auth=AuthSettings(
+            enabled=True,
+            credentials=(
+                CredentialSettings(name="ops", api_key=KEY, skills=("echo",), agents=("review",)),
+            ),
+        ),
+    )
+    async with console(settings, partners=PARTNERS) as client:
+        login = await client.get("/ui/login")
+        await client.post(
+            "/ui/login", data={"_csrf": token(login.text), "kind": "api_key", "secret": KEY}
+        )
+        partners = await client.get("/ui/partners")
+        tried = await client.get("/ui/try")
+        hidden = await client.post(
+            "/ui/partners/translate/refresh", data={"_csrf": token(partners.text)}
+        )
+    assert re.findall(r'data-partner="([^"]+)"', partners.text) == ["review"]
+    assert re.findall(r'<option value="(\w+:\w+)"', tried.text) == ["skill:echo", "agent:review"]
+    assert hidden.status_code == 404
