@@ -14,7 +14,7 @@ from litestar import Litestar
 
 from hub.client import BreakerConfig
 from hub.config import AuthSettings, ServerSettings, Settings, StoreSettings
-from hub.protocol import AgentCard
+from hub.protocol import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from hub.registry import AgentEntry, Registry
 from hub.server import create_app
 from hub.skills import LocalSkill, SkillContext, skill
@@ -57,27 +57,24 @@ def local_skills(gates: Gates) -> dict[str, LocalSkill]:
     return {"echo": echo, "slow": slow, "ask": ask, "swarm": swarm, "delegate": delegate}
 
 
-def down_entry(port: int) -> AgentEntry:
-    """A partner whose card is known (inline) but whose server refuses connections."""
-    card = AgentCard.model_validate(
-        {
-            "name": "Down",
-            "description": "a partner that is not running",
-            "version": "1.0",
-            "supportedInterfaces": [
-                {
-                    "url": f"http://127.0.0.1:{port}/",
-                    "protocolBinding": "JSONRPC",
-                    "protocolVersion": "1.0",
-                }
-            ],
-            "capabilities": {"streaming": True},
-            "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain"],
-            "skills": [{"id": "work", "name": "Work", "description": "nothing", "tags": []}],
-        }
+def inline_partner(
+    name: str, *, url: str = "http://127.0.0.1:9/", tags: tuple[str, ...] = ()
+) -> AgentEntry:
+    """A partner with an inline card (nothing is fetched) at `url`, whose one skill is
+    `name`."""
+    card = AgentCard(
+        name=name.title(),
+        description=f"the {name} partner",
+        version="1.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id=name, name=name, description=f"does {name}", tags=list(tags))],
     )
-    return AgentEntry(name="down", card=card)
+    return AgentEntry(name=name, card=card, tags=tags)
 
 
 def hostile_card(url: str) -> dict[str, Any]:
@@ -142,7 +139,8 @@ async def console_hub(
             )
             entries.append(AgentEntry(name=name, url=url))
         if down_port is not None:
-            entries.append(down_entry(down_port))
+            # Its card is known, but nothing answers at its address.
+            entries.append(inline_partner("down", url=f"http://127.0.0.1:{down_port}/"))
         if hostile:
             url = await stack.enter_async_context(serve_on_loopback(hostile_partner))
             entries.append(AgentEntry(name="hostile", url=url))

@@ -15,13 +15,14 @@ from pydantic import ValidationError
 
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings, UiSettings
 from hub.console import CONTENT_SECURITY_POLICY
-from hub.protocol import AgentCard, Part
-from hub.registry import AgentEntry, Registry
+from hub.protocol import Part
+from hub.registry import Registry
 from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.tools import Partners
+from tests.console.hubs import inline_partner
 
 pytestmark = pytest.mark.anyio
 
@@ -184,32 +185,9 @@ async def test_signing_in_keeps_the_credential_name_and_never_the_secret() -> No
     assert KEY not in overview.text
 
 
-def _partner(name: str, tags: tuple[str, ...]) -> AgentEntry:
-    """A partner with an inline card (nothing is fetched), whose one skill is `name`."""
-    card = AgentCard.model_validate(
-        {
-            "name": name.title(),
-            "description": f"the {name} partner",
-            "version": "1.0",
-            "supportedInterfaces": [
-                {
-                    "url": "http://127.0.0.1:9/",
-                    "protocolBinding": "JSONRPC",
-                    "protocolVersion": "1.0",
-                }
-            ],
-            "capabilities": {},
-            "defaultInputModes": ["text/plain"],
-            "defaultOutputModes": ["text/plain"],
-            "skills": [
-                {"id": name, "name": name, "description": f"does {name}", "tags": list(tags)}
-            ],
-        }
-    )
-    return AgentEntry(name=name, card=card, tags=tags)
-
-
-PARTNERS = Registry([_partner("translate", ("language",)), _partner("review", ("code",))])
+PARTNERS = Registry(
+    [inline_partner("translate", tags=("language",)), inline_partner("review", tags=("code",))]
+)
 
 
 async def test_a_card_is_refreshed_from_the_page_and_the_router_ranks_from_a_form() -> None:
