@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
+import anyio
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
@@ -16,13 +17,15 @@ from pydantic import ValidationError
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings, UiSettings
 from hub.console import CONTENT_SECURITY_POLICY
 from hub.protocol import Part
-from hub.registry import Registry
+from hub.registry import AgentEntry, Registry
 from hub.server import create_app
-from hub.skills import SkillContext, skill
+from hub.skills import LocalSkill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
 from hub.tools import Partners
 from tests.console.hubs import inline_partner
+from tests.swarm.partners import scripted
 
 pytestmark = pytest.mark.anyio
 
@@ -38,13 +41,16 @@ async def report(ctx: SkillContext) -> list[Part]:
 
 @asynccontextmanager
 async def console(
-    settings: Settings | None = None, *, partners: Registry | None = None
+    settings: Settings | None = None,
+    *,
+    partners: Registry | None = None,
+    skills: Mapping[str, LocalSkill] | None = None,
 ) -> AsyncIterator[httpx.AsyncClient]:
     settings = settings or Settings(store=StoreSettings(kind="memory"))
     app = create_app(
         settings,
         store=MemoryTaskStore(),
-        skills={"echo": echo, "report": report},
+        skills={"echo": echo, "report": report, **(skills or {})},
         partners=Partners(partners or Registry()),
     )
     async with (
@@ -229,3 +235,49 @@ async def test_a_credential_sees_only_its_skills_and_partners() -> None:
     assert re.findall(r'data-partner="([^"]+)"', partners.text) == ["review"]
     assert re.findall(r'<option value="(\w+:\w+)"', tried.text) == ["skill:echo", "agent:review"]
     assert hidden.status_code == 404
+
+
+@skill(id="waits", description="works until canceled")
+async def waits(ctx: SkillContext) -> str:
+    await ctx.progress("waiting")
+    await anyio.sleep_forever()
+    return "never"
+
+
+async def test_a_running_task_is_canceled_from_its_page() -> None:
+    async with console(skills={"waits": waits}) as client:
+        page = await client.get("/ui/try")
+        sent = await client.post(
+            "/ui/try", data={"_csrf": token(page.text), "target": "skill:waits", "text": "go"}
+        )
+        task_page = await client.get(sent.headers["location"])
+        assert 'id="cancel"' in task_page.text
+        canceled = await client.post(
+            f"{sent.headers['location']}/cancel", data={"_csrf": token(task_page.text)}
+        )
+        after = await client.get(canceled.headers["location"])
+        again = await client.post(
+            f"{sent.headers['location']}/cancel", data={"_csrf": token(task_page.text)}
+        )
+    assert canceled.status_code == 303
+    assert 'id="task-state">canceled<' in after.text
+    assert 'id="cancel"' not in after.text
+    assert again.status_code == 400  # TaskNotCancelable, as through the A2A endpoints
+
+
+async def test_a_partner_is_tried_through_the_gateway_and_its_task_has_a_page() -> None:
+    async with serve_on_loopback(scripted("pong")) as partner_url:
+        registry = Registry([AgentEntry(name="pong", url=partner_url)])
+        async with console(partners=registry) as client:
+            page = await client.get("/ui/try")
+            sent = await client.post(
+                "/ui/try", data={"_csrf": token(page.text), "target": "agent:pong", "text": "ping"}
+            )
+            path = sent.headers["location"]
+            # The page's stream ends when the partner's task does (the transport buffers it).
+            events = await client.get(f"{path}/events")
+            task_page = await client.get(path)
+    assert path.startswith("/ui/agents/pong/tasks/")
+    assert events.text.endswith("event: end\ndata: {}\n\n")
+    assert 'id="task-state">completed<' in task_page.text
+    assert "pong" in task_page.text
