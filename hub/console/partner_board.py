@@ -7,6 +7,8 @@ page can show it without reading the card again.
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,13 +17,18 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 
 from hub.client import BreakerSnapshot
-from hub.errors import ClientError
+from hub.errors import ClientError, UnknownAgentError
 from hub.protocol import AgentCard, utc_now
 from hub.tools import PartnerHealth, Partners
 
 __all__ = ["CardCheck", "PartnerBoard", "PartnerRow", "shown_url"]
 
+log = logging.getLogger("hub.console")
+
 _CHECK_TIMEOUT = 5.0
+
+
+_URL = re.compile(r"https?://[^\s\]\[<>\"']+")
 
 
 def shown_url(url: str | None) -> str:
@@ -36,6 +43,10 @@ def shown_url(url: str | None) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _shown(found: re.Match[str]) -> str:
+    return shown_url(found.group(0))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,20 +90,27 @@ class PartnerBoard:
         self._checks: dict[str, CardCheck] = {}
 
     def record(self, health: PartnerHealth) -> CardCheck:
-        check = CardCheck(at=utc_now(), ms=health.card_ms, error=health.error)
+        # The operator's message names where the partner is: its URLs are shown as the
+        # console shows every partner URL, without what may hold a secret.
+        error = None if health.error is None else _URL.sub(_shown, health.error)
+        check = CardCheck(at=utc_now(), ms=health.card_ms, error=error)
         self._checks[health.name] = check
         return check
 
     async def refresh(self, partners: Partners, name: str) -> CardCheck:
         """Read the partner's card again now (`Partners.check`) and remember the outcome."""
         started = time.perf_counter()
-        with anyio.move_on_after(_CHECK_TIMEOUT):
-            return self.record(await partners.check(name))
-        check = CardCheck(
-            at=utc_now(),
-            ms=(time.perf_counter() - started) * 1000,
-            error=f"the card was not read within {_CHECK_TIMEOUT:g} s",
-        )
+        try:
+            with anyio.move_on_after(_CHECK_TIMEOUT):
+                return self.record(await partners.check(name))
+            error = f"the card was not read within {_CHECK_TIMEOUT:g} s"
+        except UnknownAgentError:
+            raise
+        except Exception:
+            # A fault the client layer did not name: the page says so, the log has it.
+            log.exception("partner '%s': its card could not be checked", name)
+            error = "the card could not be checked (the hub's log has the details)"
+        check = CardCheck(at=utc_now(), ms=(time.perf_counter() - started) * 1000, error=error)
         self._checks[name] = check
         return check
 

@@ -281,3 +281,23 @@ async def test_a_partner_is_tried_through_the_gateway_and_its_task_has_a_page() 
     assert events.text.endswith("event: end\ndata: {}\n\n")
     assert 'id="task-state">completed<' in task_page.text
     assert "pong" in task_page.text
+
+
+async def test_a_partner_url_is_shown_without_its_credentials_or_query(
+    refusing_port: int,
+) -> None:
+    where = f"127.0.0.1:{refusing_port}/a2a"
+    registry = Registry(
+        [
+            AgentEntry(name="userinfo", url=f"http://user:hunter2-password@{where}"),
+            # The card check's error names the URL it tried: without the query.
+            AgentEntry(name="query", url=f"http://{where}?token=s3cr3t-query"),
+        ]
+    )
+    async with console(partners=registry) as client:
+        listed = await client.get("/ui/partners")
+    assert listed.status_code == 200
+    assert listed.text.count(f"http://{where}") >= 3
+    assert listed.text.count("could not be") == 2  # both checks failed, and say so
+    assert "hunter2" not in listed.text
+    assert "s3cr3t" not in listed.text
