@@ -32,6 +32,7 @@ from hub.config.settings import (
     Settings,
     SkillRef,
     StoreSettings,
+    UiSettings,
 )
 from hub.config.values import parse_duration, parse_size
 
@@ -52,6 +53,7 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "UiSettings",
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",

@@ -21,6 +21,7 @@ __all__ = [
     "Settings",
     "SkillRef",
     "StoreSettings",
+    "UiSettings",
 ]
 
 
@@ -262,6 +263,38 @@ class SkillRef(StrictModel):
         return self
 
 
+class UiSettings(StrictModel):
+    """The console: web pages served by the hub on its own port (docs/console.md)."""
+
+    _RESERVED: ClassVar[tuple[str, ...]] = (
+        "/tasks",
+        "/agents",
+        "/message:send",
+        "/message:stream",
+        "/extendedAgentCard",
+        "/healthz",
+        "/.well-known",
+    )
+
+    enabled: bool = True
+    """Serve the console."""
+    path: str = "/ui"
+    """Where it is served: a path of its own, e.g. /ui or /console."""
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, path: str) -> str:
+        if not re.fullmatch(r"(/[A-Za-z0-9_.~-]+)+", path):
+            raise ValueError(
+                f"ui.path {path!r} must be an absolute path of plain segments with no "
+                "trailing slash, e.g. /ui"
+            )
+        taken = [route for route in cls._RESERVED if path == route or path.startswith(route + "/")]
+        if taken:
+            raise ValueError(f"ui.path {path!r} is where the hub serves {taken[0]}; choose another")
+        return path
+
+
 class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
@@ -274,3 +307,4 @@ class Settings(StrictModel):
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
+    ui: UiSettings = UiSettings()

@@ -153,6 +153,21 @@ def create_app(
         extensions=extensions,
     )
 
+    handlers: list[Any] = [agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()]
+    app_state: dict[str, Any] = {"hub": hub}
+    template_config = None
+    if settings.ui.enabled:
+        # Imported here: the console sits above the server (it uses the state and framing
+        # built here), and a hub serving no console never loads its templates.
+        from hub.console import build_console
+
+        console = build_console(
+            settings, store=store, skills={key: skill.card for key, skill in skills.items()}
+        )
+        handlers.append(console.router)
+        app_state["console"] = console.state
+        template_config = console.templates
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         await store.open()
@@ -171,9 +186,10 @@ def create_app(
             await store.close()
 
     return Litestar(
-        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()],
+        route_handlers=handlers,
         lifespan=[lifespan],
-        state=State({"hub": hub}),
+        state=State(app_state),
+        template_config=template_config,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
         middleware=[cors_middleware(settings.cors)],
         openapi_config=None,
