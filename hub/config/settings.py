@@ -15,6 +15,7 @@ __all__ = [
     "CardSettings",
     "ExtensionSettings",
     "LimitSettings",
+    "McpSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "ServerSettings",
@@ -262,6 +263,15 @@ class SkillRef(StrictModel):
         return self
 
 
+class McpSettings(StrictModel):
+    enabled: bool = True
+    """Serve the hub's tools over MCP at `/mcp` (needs the `mcp` extra installed)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More `Host` header values `/mcp` accepts (`name` or `name:port`, `name:*` for any
+    port), besides the server's own host and public URL: DNS-rebinding protection refuses
+    the others."""
+
+
 class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
@@ -274,3 +284,4 @@ class Settings(StrictModel):
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
+    mcp: McpSettings = McpSettings()

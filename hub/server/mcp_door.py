@@ -1,0 +1,145 @@
+"""The MCP door at `/mcp`: the hub's gate in front of the MCP SDK's Streamable HTTP app.
+
+Every request passes the same gate as the A2A endpoints (credential, rate, HTTP 401 with the
+same challenge); the caller's `CallScope` (its credential name, skill and partner scopes,
+trace and deadline) is left in the ASGI scope for the MCP server, which lists and runs
+only what that caller may use. The SDK's DNS-rebinding protection is on, with the hosts the
+hub answers as (`server.host`, `server.public_url`, `mcp.allowed_hosts`) and the origins it
+trusts (`cors.allow_origins` and its own).
+
+Served only when the `mcp` extra is installed (`pip install 'a2a-hub[mcp]'`) and
+`mcp.enabled` is true.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from litestar import Request
+from litestar.types import Receive, Scope, Send
+
+from hub.config import Settings
+from hub.errors import ProtocolError
+from hub.protocol.trace import CallScope
+from hub.server.errors import as_protocol_error
+from hub.server.gate import Gate
+from hub.server.rest import rest_error_response
+from hub.server.service import A2AService
+from hub.tools import Partners, Toolbox
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPASGIApp,
+        StreamableHTTPSessionManager,
+    )
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from hub.mcp import HubMcpServer
+
+__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door"]
+
+MCP_PATH = "/mcp"
+
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _host(name: str) -> str:
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+def allowed_hosts(settings: Settings) -> tuple[list[str], list[str]]:
+    """The `Host` values and the `Origin`s `/mcp` accepts: the hub's own names, any port."""
+    server = settings.server
+    names = {_host(server.host)} if server.host not in ("0.0.0.0", "::") else set()
+    if server.host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names.update(_LOOPBACK)
+    public = urlsplit(server.base_url())
+    if public.hostname:
+        names.add(_host(public.hostname))
+    hosts = {f"{name}:*" for name in names} | names
+    hosts.update(settings.mcp.allowed_hosts)
+    origins = {f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")}
+    origins |= {f"{scheme}://{name}" for name in names for scheme in ("http", "https")}
+    origins.update(settings.cors.allow_origins)
+    return sorted(hosts), sorted(origins)
+
+
+class McpDoor:
+    """The `/mcp` ASGI endpoint and what its lifespan runs."""
+
+    def __init__(
+        self,
+        server: HubMcpServer,
+        app: StreamableHTTPASGIApp,
+        manager: StreamableHTTPSessionManager,
+        *,
+        gate: Gate,
+        settings: Settings,
+    ) -> None:
+        self.server = server
+        self._app = app
+        self._manager = manager
+        self._gate = gate
+        self._settings = settings
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The SDK's session manager and the tool-list announcements, for the app's life."""
+        async with self._manager.run(), self.server.following():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from hub.mcp import CALL_SCOPE_KEY
+
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+        client = scope.get("client")
+        try:
+            caller = self._gate.admit(headers, address=str(client[0]) if client else "")
+            server = self._settings.server
+            call_scope = CallScope.from_headers(
+                headers, here=server.base_url(), max_hops=server.max_hops
+            )
+        except Exception as exc:  # refused as the A2A endpoints refuse, before anything runs
+            error: ProtocolError = as_protocol_error(exc, where="MCP")
+            response = rest_error_response(error)
+            await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
+            return
+        scope[CALL_SCOPE_KEY] = caller.scope(call_scope)  # type: ignore[literal-required]
+        await self._app(scope, receive, send)  # type: ignore[arg-type]
+
+
+def build_mcp_door(
+    settings: Settings,
+    *,
+    service: A2AService,
+    toolbox: Toolbox,
+    partners: Partners,
+    skills: Collection[str],
+    gate: Gate,
+) -> McpDoor | None:
+    """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
+    if not settings.mcp.enabled or importlib.util.find_spec("mcp") is None:
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from hub.mcp import Catalog, HubMcpServer
+
+    server = HubMcpServer(
+        ops=service,
+        catalog=Catalog(toolbox, skills),
+        partners=partners,
+        name=settings.card.name,
+        version=settings.card.version,
+    )
+    hosts, origins = allowed_hosts(settings)
+    security: TransportSecuritySettings = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+    app, manager = server.http_app(security)
+    return McpDoor(server, app, manager, gate=gate, settings=settings)
