@@ -19,6 +19,7 @@ the task is terminal or waits for input:
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from typing import Any, Protocol
 
 import anyio
@@ -161,11 +162,10 @@ class _Turns:
         """Cancel the task this call started, whatever cancels the call itself."""
         if self.task_id is None:
             return
-        with anyio.CancelScope(shield=True):
-            try:
-                await self.ops.cancel_task(CancelTaskRequest(id=self.task_id), self.caller)
-            except ProtocolError:
-                pass  # already terminal: nothing to stop
+        # Shielded: the call's own cancellation must not stop the task's. A task that is
+        # terminal already is refused, and has nothing left to stop.
+        with anyio.CancelScope(shield=True), suppress(ProtocolError):
+            await self.ops.cancel_task(CancelTaskRequest(id=self.task_id), self.caller)
 
 
 def answer_text(result: mcp.ElicitResult) -> str | None:

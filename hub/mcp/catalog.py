@@ -35,6 +35,7 @@ from hub.tools.skill import SkillTool
 
 __all__ = ["Catalog", "ToolCall", "UnknownToolError"]
 
+
 class UnknownToolError(LookupError):
     """The tool does not exist, or not for this caller."""
 
@@ -151,9 +152,12 @@ class Catalog:
             if isinstance(tool, RemoteAgentTool):
                 if delegating:
                     yield tool.definition, tool
-            elif isinstance(tool, SkillTool):
-                if tool.skill_id not in ROUTING_SKILLS and self._may_run(tool.skill_id):
-                    yield tool.definition, tool
+            elif (
+                isinstance(tool, SkillTool)
+                and tool.skill_id not in ROUTING_SKILLS
+                and self._may_run(tool.skill_id)
+            ):
+                yield tool.definition, tool
         if delegating:
             yield DELEGATE_TOOL, None
         if self._may_run("swarm"):

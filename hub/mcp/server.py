@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -38,7 +38,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from hub.errors import InvalidParamsError
+from hub.errors import ClientError, InvalidParamsError
 from hub.mcp.call import TaskOperations, run_call
 from hub.mcp.catalog import Catalog, UnknownToolError
 from hub.mcp.content import error_result
@@ -52,6 +52,7 @@ CALL_SCOPE_KEY = "a2a_hub.call_scope"
 
 _MAX_LEGACY_CONNECTIONS = 1024
 _NOTIFY_WAIT = 2.0
+_CARD_WAIT = 3.0
 
 
 class _ToolsServer(Server[Any]):
@@ -128,6 +129,7 @@ class HubMcpServer:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self._remember(ctx.session)
         with use_scope(_request_scope(ctx) or CallScope.new()):
+            await self._read_cards()
             definitions = self.catalog.definitions()
         return mcp.ListToolsResult(
             tools=[
@@ -150,6 +152,22 @@ class HubMcpServer:
             result = await run_call(self._ops, ctx, call, params, caller=scope.caller)
         assert isinstance(result, mcp.CallToolResult | mcp.InputRequiredResult)
         return result
+
+    async def _read_cards(self) -> None:
+        """Read the cards not read yet, so partners are listed as their cards describe them;
+        a partner that does not answer in time is listed with the generic description."""
+        partners = self._partners
+        unread = [name for name in partners if partners[name].card is None]
+
+        async def read(name: str) -> None:
+            with suppress(ClientError):  # listed all the same; a call reports what is wrong
+                await partners.card(name)
+
+        if unread:
+            with anyio.move_on_after(_CARD_WAIT):
+                async with anyio.create_task_group() as group:
+                    for name in unread:
+                        group.start_soon(read, name)
 
     # -- the tool list changing ------------------------------------------------------------------
 

@@ -475,12 +475,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
     def _observe(self, partner: _Partner, card: AgentCard) -> None:
         if card is partner.card:
             return
-        if partner.card is not None and partner.card != card:
+        changed = partner.card != card
+        if partner.card is not None and changed:
             log.info("partner '%s' changed its card; its tool is rebuilt", partner.entry.name)
             partner.tool = None
             partner.client = None
         partner.card = card
-        self._changed()
+        if changed:
+            self._changed()
 
     def _tool(self, partner: _Partner) -> RemoteAgentTool:
         if partner.tool is None or partner.tool.card is not partner.card:
