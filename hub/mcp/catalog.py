@@ -167,6 +167,15 @@ class Catalog:
         """The tools the current caller may call, partners first."""
         return [definition for definition, _ in self._tools()]
 
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """Tool `name`'s argument schema (None for no such tool), for checking a request's
+        headers before its call runs: the call itself is checked against the caller's
+        scope."""
+        for definition, _ in self._tools():
+            if definition.name == name:
+                return definition.input_schema
+        return None
+
     def resolve(self, name: str, arguments: Mapping[str, Any]) -> ToolCall:
         """The hub request a call of tool `name` with `arguments` becomes.
 

@@ -113,6 +113,8 @@ class HubMcpServer:
             name,
             version=version,
             description="Partner agents and local skills of an A2A hub, as tools",
+            # Without it, the SDK checks a call's Mcp-Param headers by listing every tool.
+            get_tool_input_schema=catalog.input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self._bus),
