@@ -41,6 +41,7 @@ from bench.target import (
     hub_command,
     pin_self,
     start_server,
+    write_partner_agents,
 )
 
 __all__ = ["main"]
@@ -64,14 +65,6 @@ class _Run:
     round: int
     load: LoadResult
     hub_cpu_ms: float | None
-
-
-def _write_agents(partner_port: int) -> None:
-    (REPO / _AGENTS).parent.mkdir(parents=True, exist_ok=True)
-    (REPO / _AGENTS).write_text(
-        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
-        encoding="utf-8",
-    )
 
 
 def _load(server: RunningServer, concurrency: int, duration: float) -> LoadResult:
@@ -152,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     runs: list[_Run] = []
     try:
         with start_server(partner_target, core=1, log_path=RESULTS / "partner.log") as partner:
-            _write_agents(partner.port)
+            write_partner_agents(_AGENTS, partner.port)
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 with start_server(

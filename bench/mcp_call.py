@@ -34,7 +34,7 @@ from pathlib import Path
 
 import anyio
 
-from bench.load import run_load_sync
+from bench.load import percentile, run_load_sync
 from bench.target import (
     REPO,
     RunningServer,
@@ -45,6 +45,7 @@ from bench.target import (
     hub_command,
     pin_self,
     start_server,
+    write_partner_agents,
 )
 
 __all__ = ["main"]
@@ -74,19 +75,6 @@ def _hub_command(port: int) -> list[str]:
     return hub_command(
         port, config="bench/mcp.yaml", store=_STORE, extra=["--agents", str(_AGENTS)]
     )
-
-
-def _write_agents(partner_port: int) -> None:
-    (REPO / _AGENTS).parent.mkdir(parents=True, exist_ok=True)
-    (REPO / _AGENTS).write_text(
-        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
-        encoding="utf-8",
-    )
-
-
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
 async def _mcp_load(
@@ -136,8 +124,8 @@ def _measure(
         elapsed = time.perf_counter() - started
         completed, p50, p99 = (
             len(latencies),
-            _percentile(latencies, 0.5),
-            _percentile(latencies, 0.99),
+            percentile(sorted(latencies), 0.5),
+            percentile(sorted(latencies), 0.99),
         )
     else:
         load = run_load_sync(
@@ -227,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     runs: list[_Run] = []
     try:
         with start_server(partner_target, core=1, log_path=RESULTS / "mcp-partner.log") as partner:
-            _write_agents(partner.port)
+            write_partner_agents(_AGENTS, partner.port)
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 with start_server(

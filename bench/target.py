@@ -27,6 +27,7 @@ __all__ = [
     "hub_command",
     "pin_self",
     "start_server",
+    "write_partner_agents",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,6 +73,16 @@ def hub_command(
 
 def _reference_command(port: int) -> list[str]:
     return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
+
+
+def write_partner_agents(path: Path, partner_port: int) -> None:
+    """Write an agents.yaml (relative to the repository) listing one partner, `partner`, on
+    loopback at `partner_port`."""
+    (REPO / path).parent.mkdir(parents=True, exist_ok=True)
+    (REPO / path).write_text(
+        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
+        encoding="utf-8",
+    )
 
 
 def canned_command(*flags: str) -> Callable[[int], list[str]]:
