@@ -43,7 +43,8 @@ def serve_mcp(settings: Settings) -> int:
 
     async def run() -> None:
         async with app.lifespan():
-            await door.server.serve_stdio()
+            server = await door.server()
+            await server.serve_stdio()
 
     anyio.run(run)
     return 0

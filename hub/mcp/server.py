@@ -228,8 +228,9 @@ class HubMcpServer:
         return StreamableHTTPASGIApp(manager), manager
 
     async def serve_stdio(self) -> None:
-        """Serve MCP on this process's stdin and stdout until the client closes them."""
-        async with self.following(), stdio_server() as (read, write):
+        """Serve MCP on this process's stdin and stdout until the client closes them (while
+        `following()` runs, for list-changed notifications)."""
+        async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
 

@@ -8,17 +8,21 @@ hub answers as (`server.host`, `server.public_url`, `mcp.allowed_hosts`) and the
 trusts (`cors.allow_origins` and its own).
 
 Served only when the `mcp` extra is installed (`pip install 'a2a-hub[mcp]'`) and
-`mcp.enabled` is true.
+`mcp.enabled` is true. The SDK is imported and the MCP server built on the first request, and
+then runs in a task group the app's lifespan holds: a hub that nobody reaches over MCP does not
+pay for the SDK when it starts.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from litestar import Request
 from litestar.types import Receive, Scope, Send
 
@@ -36,7 +40,6 @@ if TYPE_CHECKING:
         StreamableHTTPASGIApp,
         StreamableHTTPSessionManager,
     )
-    from mcp.server.transport_security import TransportSecuritySettings
 
     from hub.mcp import HubMcpServer
 
@@ -69,32 +72,77 @@ def allowed_hosts(settings: Settings) -> tuple[list[str], list[str]]:
 
 
 class McpDoor:
-    """The `/mcp` ASGI endpoint and what its lifespan runs."""
+    """The `/mcp` ASGI endpoint and what its lifespan runs.
+
+    The MCP server is built, and its SDK imported, on the first request (or the first
+    `server()` call): a hub nobody reaches over MCP does not pay for the SDK at start-up. Its
+    session manager and tool-list announcements then run in the task group `running()` holds
+    for the app's life.
+
+    Args:
+        build: makes the MCP server and its Streamable HTTP app and session manager.
+        gate: the hub's gate.
+        settings: the hub's settings.
+    """
 
     def __init__(
         self,
-        server: HubMcpServer,
-        app: StreamableHTTPASGIApp,
-        manager: StreamableHTTPSessionManager,
+        build: Callable[
+            [], tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]
+        ],
         *,
         gate: Gate,
         settings: Settings,
     ) -> None:
-        self.server = server
-        self._app = app
-        self._manager = manager
+        self._build = build
         self._gate = gate
         self._settings = settings
+        self._group: TaskGroup | None = None
+        self._lock = anyio.Lock()
+        self._server: HubMcpServer | None = None
+        self._app: StreamableHTTPASGIApp | None = None
+        self._scope_key = ""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The SDK's session manager and the tool-list announcements, for the app's life."""
-        async with self._manager.run(), self.server.following():
-            yield
+        """Hold the task group the MCP server runs in (once started) for the app's life."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+                self._group = None
+
+    async def server(self) -> HubMcpServer:
+        """The MCP server, built and started on first use.
+
+        Raises:
+            RuntimeError: the app is not running (`running()` is not entered).
+        """
+        async with self._lock:
+            if self._server is None:
+                if self._group is None:
+                    raise RuntimeError("the MCP door serves only while the app runs")
+                from hub.mcp import CALL_SCOPE_KEY
+
+                server, app, manager = self._build()
+                await self._group.start(self._serve, server, manager)
+                self._server, self._app, self._scope_key = server, app, CALL_SCOPE_KEY
+            return self._server
+
+    @staticmethod
+    async def _serve(
+        server: HubMcpServer,
+        manager: StreamableHTTPSessionManager,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with manager.run(), server.following():
+            task_status.started()
+            await anyio.sleep_forever()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from hub.mcp import CALL_SCOPE_KEY
-
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
@@ -110,7 +158,10 @@ class McpDoor:
             response = rest_error_response(error)
             await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
             return
-        scope[CALL_SCOPE_KEY] = caller.scope(call_scope)  # type: ignore[literal-required]
+        if self._app is None:
+            await self.server()
+        assert self._app is not None
+        scope[self._scope_key] = caller.scope(call_scope)  # type: ignore[literal-required]
         await self._app(scope, receive, send)  # type: ignore[arg-type]
 
 
@@ -126,20 +177,24 @@ def build_mcp_door(
     """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
     if not settings.mcp.enabled or importlib.util.find_spec("mcp") is None:
         return None
-    from mcp.server.transport_security import TransportSecuritySettings
 
-    from hub.mcp import Catalog, HubMcpServer
+    def build() -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+        from mcp.server.transport_security import TransportSecuritySettings
 
-    server = HubMcpServer(
-        ops=service,
-        catalog=Catalog(toolbox, skills),
-        partners=partners,
-        name=settings.card.name,
-        version=settings.card.version,
-    )
-    hosts, origins = allowed_hosts(settings)
-    security: TransportSecuritySettings = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
-    app, manager = server.http_app(security)
-    return McpDoor(server, app, manager, gate=gate, settings=settings)
+        from hub.mcp import Catalog, HubMcpServer
+
+        server = HubMcpServer(
+            ops=service,
+            catalog=Catalog(toolbox, skills),
+            partners=partners,
+            name=settings.card.name,
+            version=settings.card.version,
+        )
+        hosts, origins = allowed_hosts(settings)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+        app, manager = server.http_app(security)
+        return server, app, manager
+
+    return McpDoor(build, gate=gate, settings=settings)
