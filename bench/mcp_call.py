@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -36,21 +35,17 @@ import anyio
 
 from bench.load import percentile, run_load_sync
 from bench.target import (
-    REPO,
+    RESULTS,
     RunningServer,
-    ServerStartError,
     Target,
+    add_run_arguments,
     canned_command,
-    exit_on_sigterm,
     hub_command,
-    pin_self,
-    start_server,
-    write_partner_agents,
+    hub_rounds,
 )
 
 __all__ = ["main"]
 
-RESULTS = REPO / "bench" / "results"
 _AGENTS = Path("var/bench-mcp-agents.yaml")
 _STORE = Path("var/bench-mcp.db")
 _SETTLE = 0.25
@@ -201,36 +196,28 @@ def _report(runs: list[_Run], concurrencies: list[int]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Measure MCP tool calls through the hub and print a Markdown table of medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--concurrency", default="1,8")
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds per run")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not counted")
-    parser.add_argument("--rounds", type=int, default=3)
+    add_run_arguments(parser, concurrency="1,8", duration=5.0)
     args = parser.parse_args(argv)
     concurrencies = [int(c) for c in args.concurrency.split(",")]
-    exit_on_sigterm()
-    if not pin_self(1):
-        print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
-    partner_target = Target(name="partner", command=canned_command("--delay", "0"))
-    hub_target = Target(name="hub", command=_hub_command, store=_STORE)
-    runs: list[_Run] = []
-    try:
-        with start_server(partner_target, core=1, log_path=RESULTS / "mcp-partner.log") as partner:
-            write_partner_agents(_AGENTS, partner.port)
-            for round_no in range(1, args.rounds + 1):
-                print(f"round {round_no}/{args.rounds}", flush=True)
-                with start_server(
-                    hub_target, core=0, log_path=RESULTS / f"mcp-hub-{round_no}.log"
-                ) as hub:
-                    _measure("mcp 2026-07-28", hub, 4, args.warmup, 0, hub=None)
-                    _measure("a2a via hub", hub, 4, args.warmup, 0, hub=None)
-                    for c in concurrencies:
-                        runs.append(
-                            _measure("direct", partner, c, args.duration, round_no, hub=None)
-                        )
-                        for path in _PATHS[1:]:
-                            runs.append(_measure(path, hub, c, args.duration, round_no, hub=hub))
-    except ServerStartError as exc:
-        raise SystemExit(f"bench.mcp_call: {exc}") from None
+
+    def measure(partner: RunningServer, hub: RunningServer, round_no: int) -> list[_Run]:
+        _measure("mcp 2026-07-28", hub, 4, args.warmup, 0, hub=None)
+        _measure("a2a via hub", hub, 4, args.warmup, 0, hub=None)
+        runs = []
+        for c in concurrencies:
+            runs.append(_measure("direct", partner, c, args.duration, round_no, hub=None))
+            for path in _PATHS[1:]:
+                runs.append(_measure(path, hub, c, args.duration, round_no, hub=hub))
+        return runs
+
+    runs = hub_rounds(
+        "mcp_call",
+        Target(name="partner", command=canned_command("--delay", "0")),
+        Target(name="hub", command=_hub_command, store=_STORE),
+        agents=_AGENTS,
+        rounds=args.rounds,
+        measure=measure,
+    )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "mcp_call.json").write_text(json.dumps([asdict(run) for run in runs], indent=2))
     print()
