@@ -354,7 +354,10 @@ async def test_clients_of_earlier_revisions_are_sent_list_changed_notifications(
 async def stdio_client(setup: Setup, **options: Any) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "hub", "mcp", "--config", str(setup.config), "--store", "memory"],
+        args=[
+            *("-m", "hub", "mcp", "--config", str(setup.config)),
+            *("--agents", str(setup.agents), "--store", "memory"),
+        ],
         env={"E2E_MCP_OPS": OPS_KEY, "E2E_MCP_NARROW": NARROW_TOKEN, "PYTHONPATH": "."},
         cwd=str(ROOT),
     )
