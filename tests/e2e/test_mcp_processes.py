@@ -5,6 +5,7 @@ in front of real a2a-sdk partner processes (1.0 and 0.3)."""
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -236,37 +237,44 @@ async def test_progress_notifications_carry_the_partners_updates_in_order(setup:
     assert [value for value, _ in notes] == [1, 2, 3, 4, 5]
 
 
+def _first_text(task: dict[str, Any]) -> str | None:
+    return rpc.history_text(task) if task.get("history") else None
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_call_canceled_by_the_client_cancels_the_hub_task_and_the_partner_task(
-    setup: Setup,
+    setup: Setup, mode: str
 ) -> None:
+    text = f"take your time {uuid.uuid4().hex}"
     working = anyio.Event()
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
         if message == "working":
             working.set()
 
-    async with connect(setup.url, OPS) as client, anyio.create_task_group() as group:
+    async with connect(setup.url, OPS, mode=mode) as client, anyio.create_task_group() as group:
 
         async def call() -> None:
-            await client.call_tool("a2a_slow", {"message": "take your time"}, None, progress)
+            await client.call_tool("a2a_slow", {"message": text}, None, progress)
 
         group.start_soon(call)
         with anyio.fail_after(15):
             await working.wait()
         group.cancel_scope.cancel()
 
-    def canceled() -> list[str] | None:
-        states = _states(setup, "slow")
-        return states if states and states[-1] == "TASK_STATE_CANCELED" else None
+    def about(url: str, headers: dict[str, str] | None = None) -> list[str] | None:
+        tasks = rpc.call(url, "ListTasks", {"pageSize": 100}, headers=headers)
+        found = [rpc.state(task) for task in tasks["tasks"] if _first_text(task) == text]
+        return found if found and all(state in rpc.TERMINAL for state in found) else None
 
-    await anyio.to_thread.run_sync(
-        lambda: rpc.wait_for(canceled, what="the slow partner's task to end canceled")
+    partner = await anyio.to_thread.run_sync(
+        lambda: rpc.wait_for(lambda: about(setup.partners["slow"].url), what="the partner task")
     )
-    tasks = await anyio.to_thread.run_sync(
-        lambda: rpc.call(setup.url, "ListTasks", {"pageSize": 100}, headers=OPS)["tasks"]
+    hub = await anyio.to_thread.run_sync(
+        lambda: rpc.wait_for(lambda: about(setup.url, OPS), what="the hub task")
     )
-    mine = [t for t in tasks if t.get("metadata", {}).get("agent") == "slow"]
-    assert [rpc.state(task) for task in mine] == ["TASK_STATE_CANCELED"]
+    assert partner == ["TASK_STATE_CANCELED"]
+    assert hub == ["TASK_STATE_CANCELED"]
 
 
 async def test_without_a_credential_mcp_is_refused_and_a_scoped_one_lists_only_its_tools(
