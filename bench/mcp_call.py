@@ -7,6 +7,7 @@ on a fresh hub:
 
 - `direct`: A2A SendMessage to the partner (`bench.load`'s `send`);
 - `a2a via hub`: A2A SendMessage to the hub's `delegate` skill, which calls the partner;
+- `a2a stream via hub`: the same as SendStreamingMessage (what an MCP call does inside);
 - `mcp 2026-07-28`: `tools/call` of `a2a_partner` with the official `mcp` client, at the
   current protocol revision (one HTTP request per call);
 - `mcp legacy`: the same at the handshake revision (2025-11-25, a session).
@@ -49,7 +50,7 @@ __all__ = ["main"]
 _AGENTS = Path("var/bench-mcp-agents.yaml")
 _STORE = Path("var/bench-mcp.db")
 _SETTLE = 0.25
-_PATHS = ("direct", "a2a via hub", "mcp 2026-07-28", "mcp legacy")
+_PATHS = ("direct", "a2a via hub", "a2a stream via hub", "mcp 2026-07-28", "mcp legacy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +124,9 @@ def _measure(
             percentile(sorted(latencies), 0.99),
         )
     else:
+        scenario = "stream" if path == "a2a stream via hub" else "send"
         load = run_load_sync(
-            port=server.port, scenario="send", concurrency=concurrency, duration=duration
+            port=server.port, scenario=scenario, concurrency=concurrency, duration=duration
         )
         elapsed = load.elapsed_s
         completed, errors, p50, p99 = load.completed, load.errors, load.p50_ms, load.p99_ms
