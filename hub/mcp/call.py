@@ -32,6 +32,7 @@ from hub.mcp.catalog import ToolCall
 from hub.mcp.content import call_result, error_result, part_text
 from hub.protocol import (
     CancelTaskRequest,
+    Message,
     Part,
     SendMessageRequest,
     StreamResponse,
@@ -134,7 +135,7 @@ class _Turns:
         state = json.dumps({"taskId": self.task_id, "contextId": self.context_id})
         return mcp.InputRequiredResult(input_requests={ANSWER_KEY: elicit}, request_state=state)
 
-    async def _turn(self, request: SendMessageRequest, *, follow_up: bool) -> Task | Any:
+    async def _turn(self, request: SendMessageRequest, *, follow_up: bool) -> Task | Message:
         fold = TaskFold(follow_up=follow_up)
         try:
             stream = await self.ops.stream_message(request, self.caller)
