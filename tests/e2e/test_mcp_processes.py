@@ -375,12 +375,25 @@ async def stdio_client(setup: Setup, **options: Any) -> AsyncIterator[Client]:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a2a_hub_mcp_serves_the_same_tools_on_stdio(setup: Setup, mode: str) -> None:
-    async with stdio_client(setup, mode=mode, elicitation_callback=answer_blue) as client:
+    send, receive = anyio.create_memory_object_stream[None](10)
+
+    async def watch(message: Any) -> None:
+        if isinstance(message, mcp.ToolListChangedNotification):
+            send.send_nowait(None)
+
+    options: dict[str, Any] = {"mode": mode, "elicitation_callback": answer_blue}
+    async with stdio_client(setup, message_handler=watch, **options) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert tools == PARTNER_TOOLS | {"skill_echo", "delegate", "swarm"}
         quick = await client.call_tool("a2a_quick", {"message": "capital?"})
         asked = await client.call_tool("a2a_asker", {"message": "paint it"})
         failed = await client.call_tool("a2a_failing", {"message": "fail"})
+        if mode == "legacy":
+            await follow_an_edit(setup, client, receive.receive)
+        else:
+            async with client.listen(tools_list_changed=True) as sub:
+                events = aiter(sub)
+                await follow_an_edit(setup, client, lambda: anext(events))
     assert text_of(quick) == "Paris"
     assert text_of(asked) == "you said: blue"
     assert failed.is_error
