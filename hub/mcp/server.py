@@ -220,11 +220,13 @@ class HubMcpServer:
     # -- the doors --------------------------------------------------------------------------------
 
     def http_app(
-        self, security: TransportSecuritySettings
+        self, security: TransportSecuritySettings, *, max_body: int
     ) -> tuple[StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
         """The Streamable HTTP door: its ASGI app and the session manager to run (once) in the
-        lifespan of the app it is mounted in."""
-        manager = StreamableHTTPSessionManager(app=self.server, security_settings=security)
+        lifespan of the app it is mounted in; bodies over `max_body` bytes are refused."""
+        manager = StreamableHTTPSessionManager(
+            app=self.server, security_settings=security, max_request_body_size=max_body
+        )
         return StreamableHTTPASGIApp(manager), manager
 
     async def serve_stdio(self) -> None:

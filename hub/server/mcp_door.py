@@ -194,7 +194,7 @@ def build_mcp_door(
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
         )
-        app, manager = server.http_app(security)
+        app, manager = server.http_app(security, max_body=settings.limits.max_body)
         return server, app, manager
 
     return McpDoor(build, gate=gate, settings=settings)

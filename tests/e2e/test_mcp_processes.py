@@ -299,7 +299,7 @@ async def test_without_a_credential_mcp_is_refused_and_a_scoped_one_lists_only_i
             await client.call_tool("a2a_slow", {"message": "not mine"})
 
 
-async def test_dns_rebinding_protection_refuses_a_foreign_host_and_origin(setup: Setup) -> None:
+async def test_a_foreign_host_or_origin_and_an_oversized_body_are_refused(setup: Setup) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx.AsyncClient() as http:
@@ -311,8 +311,14 @@ async def test_dns_rebinding_protection_refuses_a_foreign_host_and_origin(setup:
             json=body,
             headers={**OPS, **accept, "Origin": "http://evil.example"},
         )
+        big = await http.post(
+            f"{setup.url}/mcp",
+            content=b'{"pad":"' + b"x" * (2 * 1024 * 1024) + b'"}',
+            headers={**OPS, **accept},
+        )
     assert host.status_code == 421
     assert origin.status_code == 403
+    assert big.status_code == 413  # limits.max_body, 1 MiB by default
 
 
 async def tool_names(client: Client) -> set[str]:
