@@ -1,9 +1,10 @@
 """The MCP door at `/mcp`: the hub's gate in front of the MCP SDK's Streamable HTTP app.
 
 Every request passes the same gate as the A2A endpoints (credential, rate, HTTP 401 with the
-same challenge); the caller's `CallScope` (its credential name, skill and partner scopes,
-trace and deadline) is left in the ASGI scope for the MCP server, which lists and runs
-only what that caller may use. The SDK's DNS-rebinding protection is on, with the hosts the
+same challenge) and, while it is served, counts as one of the caller's open streams. The
+caller's `CallScope` (its credential name, skill and partner scopes, trace and deadline) is
+left in the ASGI scope for the MCP server, which lists and runs only what that caller may
+use. The SDK's DNS-rebinding protection is on, with the hosts the
 hub answers as (`server.host`, `server.public_url`, `mcp.allowed_hosts`) and the origins it
 trusts (`cors.allow_origins` and its own).
 
@@ -153,16 +154,21 @@ class McpDoor:
             call_scope = CallScope.from_headers(
                 headers, here=server.base_url(), max_hops=server.max_hops
             )
+            # A call or a listen stream may stay open long: each counts as an open stream.
+            slot = self._gate.open_stream(caller)
         except Exception as exc:  # refused as the A2A endpoints refuse, before anything runs
             error: ProtocolError = as_protocol_error(exc, where="MCP")
             response = rest_error_response(error)
             await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
             return
-        if self._app is None:
-            await self.server()
-        assert self._app is not None
-        scope[self._scope_key] = caller.scope(call_scope)  # type: ignore[literal-required]
-        await self._app(scope, receive, send)  # type: ignore[arg-type]
+        try:
+            if self._app is None:
+                await self.server()
+            assert self._app is not None
+            scope[self._scope_key] = caller.scope(call_scope)  # type: ignore[literal-required]
+            await self._app(scope, receive, send)  # type: ignore[arg-type]
+        finally:
+            slot.release()
 
 
 def build_mcp_door(
