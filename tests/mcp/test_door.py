@@ -28,7 +28,7 @@ def one_stream_hub(url: str) -> object:
 
 async def test_an_open_listen_stream_is_one_of_the_callers_streams() -> None:
     # (That a finished request gives its stream back, the end-to-end tests show: they make
-    # far more MCP requests with one credential than the default limit of 32.)
+    # more MCP requests with one credential, one after the other, than its default of 32.)
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
     async with (
