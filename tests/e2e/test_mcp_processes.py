@@ -55,7 +55,10 @@ PARTNERS = [
 ]
 PARTNER_TOOLS = {f"a2a_{spec.name}" for spec in PARTNERS}
 
+# Few open streams per caller: a request that kept its stream after it ended would soon
+# have every later one of this module refused.
 AUTH = """\
+limits: {max_streams_per_caller: 4}
 auth:
   enabled: true
   credentials:

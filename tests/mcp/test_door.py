@@ -27,8 +27,8 @@ def one_stream_hub(url: str) -> object:
 
 
 async def test_an_open_listen_stream_is_one_of_the_callers_streams() -> None:
-    # (That a finished request gives its stream back, the end-to-end tests show: they make
-    # more MCP requests with one credential, one after the other, than its default of 32.)
+    # (That a finished request gives its stream back, tests/e2e/test_mcp_processes.py shows:
+    # its hub allows 4 streams per caller, and its tests make many more requests than that.)
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
     async with (
