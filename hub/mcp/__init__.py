@@ -5,6 +5,13 @@ Needs the `mcp` extra (`pip install 'a2a-hub[mcp]'`). `hub.server` mounts it at 
 """
 
 from hub.mcp.catalog import Catalog, ToolCall, UnknownToolError
-from hub.mcp.server import CALL_SCOPE_KEY, HubMcpServer
+from hub.mcp.server import CALL_SCOPE_KEY, HubMcpServer, attach_scope
 
-__all__ = ["CALL_SCOPE_KEY", "Catalog", "HubMcpServer", "ToolCall", "UnknownToolError"]
+__all__ = [
+    "CALL_SCOPE_KEY",
+    "Catalog",
+    "HubMcpServer",
+    "ToolCall",
+    "UnknownToolError",
+    "attach_scope",
+]

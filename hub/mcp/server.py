@@ -17,12 +17,14 @@ revisions that listed the tools.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
 import mcp_types as mcp
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -45,7 +47,7 @@ from hub.mcp.content import error_result
 from hub.protocol.trace import CallScope, use_scope
 from hub.tools import Partners
 
-__all__ = ["CALL_SCOPE_KEY", "HubMcpServer"]
+__all__ = ["CALL_SCOPE_KEY", "HubMcpServer", "attach_scope"]
 
 CALL_SCOPE_KEY = "a2a_hub.call_scope"
 """Where the HTTP door leaves the authenticated request's `CallScope` in the ASGI scope."""
@@ -53,6 +55,17 @@ CALL_SCOPE_KEY = "a2a_hub.call_scope"
 _MAX_LEGACY_CONNECTIONS = 1024
 _NOTIFY_WAIT = 2.0
 _CARD_WAIT = 3.0
+
+
+def attach_scope(asgi_scope: MutableMapping[str, Any], call_scope: CallScope) -> None:
+    """Leave an admitted HTTP request's call scope in its ASGI scope for the server, and name
+    its credential as the SDK's authenticated user, so that a session of an earlier revision
+    serves only the credential that opened it (the SDK answers another as if the session did
+    not exist)."""
+    asgi_scope[CALL_SCOPE_KEY] = call_scope
+    if call_scope.caller:
+        token = AccessToken(token="", client_id=call_scope.caller, scopes=[])
+        asgi_scope["user"] = AuthenticatedUser(token)
 
 
 class _ToolsServer(Server[Any]):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -102,7 +102,7 @@ class McpDoor:
         self._lock = anyio.Lock()
         self._server: HubMcpServer | None = None
         self._app: StreamableHTTPASGIApp | None = None
-        self._scope_key = ""
+        self._attach: Callable[[Any, CallScope], None] | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -125,11 +125,11 @@ class McpDoor:
             if self._server is None:
                 if self._group is None:
                     raise RuntimeError("the MCP door serves only while the app runs")
-                from hub.mcp import CALL_SCOPE_KEY
+                from hub.mcp import attach_scope
 
                 server, app, manager = self._build()
                 await self._group.start(self._serve, server, manager)
-                self._server, self._app, self._scope_key = server, app, CALL_SCOPE_KEY
+                self._server, self._app, self._attach = server, app, attach_scope
             return self._server
 
     @staticmethod
@@ -165,7 +165,8 @@ class McpDoor:
             if self._app is None:
                 await self.server()
             assert self._app is not None
-            scope[self._scope_key] = caller.scope(call_scope)  # type: ignore[literal-required]
+            assert self._attach is not None
+            self._attach(scope, caller.scope(call_scope))
             await self._app(scope, receive, send)  # type: ignore[arg-type]
         finally:
             slot.release()

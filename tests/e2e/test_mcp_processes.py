@@ -302,6 +302,34 @@ async def test_without_a_credential_mcp_is_refused_and_a_scoped_one_lists_only_i
             await client.call_tool("a2a_slow", {"message": "not mine"})
 
 
+async def test_a_session_serves_only_the_credential_that_opened_it(setup: Setup) -> None:
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    opening = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "e2e", "version": "1"},
+        },
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with httpx.AsyncClient() as http:
+        opened = await http.post(f"{setup.url}/mcp", json=opening, headers={**OPS, **accept})
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        version = {"MCP-Protocol-Version": "2025-11-25"}
+        other = await http.post(
+            f"{setup.url}/mcp", json=listing, headers={**NARROW, **accept, **session, **version}
+        )
+        own = await http.post(
+            f"{setup.url}/mcp", json=listing, headers={**OPS, **accept, **session, **version}
+        )
+    assert opened.status_code == 200
+    assert other.status_code == 404  # as if the session did not exist
+    assert own.status_code == 200
+
+
 async def test_a_foreign_host_or_origin_and_an_oversized_body_are_refused(setup: Setup) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
