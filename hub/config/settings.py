@@ -15,6 +15,7 @@ __all__ = [
     "CardSettings",
     "ExtensionSettings",
     "LimitSettings",
+    "McpSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "ServerSettings",
@@ -273,6 +274,7 @@ class UiSettings(StrictModel):
         "/message:stream",
         "/extendedAgentCard",
         "/healthz",
+        "/mcp",
         "/.well-known",
     )
 
@@ -295,6 +297,15 @@ class UiSettings(StrictModel):
         return path
 
 
+class McpSettings(StrictModel):
+    enabled: bool = True
+    """Serve the hub's tools over MCP at `/mcp` (needs the `mcp` extra installed)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More `Host` header values `/mcp` accepts (`name` or `name:port`, `name:*` for any
+    port), besides the server's own host and public URL: DNS-rebinding protection refuses
+    the others."""
+
+
 class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
@@ -308,3 +319,4 @@ class Settings(StrictModel):
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
     ui: UiSettings = UiSettings()
+    mcp: McpSettings = McpSettings()
