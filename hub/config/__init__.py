@@ -33,6 +33,7 @@ from hub.config.settings import (
     SkillRef,
     StoreSettings,
 )
+from hub.config.telemetry import MetricsSettings, TelemetrySettings, TraceSettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "FederationPermission",
     "FederationSettings",
     "LimitSettings",
+    "MetricsSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "PushSettings",
@@ -52,6 +54,8 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "TelemetrySettings",
+    "TraceSettings",
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hub.config import Settings
 from hub.server.extensions import ExtensionPolicy
@@ -10,6 +11,9 @@ from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.operations import A2AOperations
 from hub.server.service import A2AService
+
+if TYPE_CHECKING:
+    from hub.server.observability import Observability
 
 __all__ = ["HubState"]
 
@@ -20,6 +24,7 @@ class HubState:
     service: A2AService
     gate: Gate
     gateway: Gateway
+    observability: Observability
     extensions: ExtensionPolicy = field(default_factory=ExtensionPolicy)
     """The extensions the hub's own endpoints declare and require (not the gateway's)."""
 
