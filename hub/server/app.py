@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
+import anyio
 from litestar import Litestar, Request, asgi, get
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
@@ -186,7 +187,8 @@ def create_app(
             finally:
                 await store.close()
                 if telemetry.tracer is not None:
-                    telemetry.tracer.shutdown()
+                    # Exports what is pending: blocking HTTP, off the event loop.
+                    await anyio.to_thread.run_sync(telemetry.tracer.shutdown)
 
     return Litestar(
         route_handlers=[
