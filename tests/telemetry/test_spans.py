@@ -121,7 +121,8 @@ async def test_the_gateway_forwards_as_a_client_span_under_the_server_span(
     assert server.attributes is not None
     assert server.attributes["url.path"] == "/agents/helper"
     assert (client.name, _parent(client)) == ("SendMessage", _id(server))
-    assert client.context is not None and server.context is not None
+    assert client.context is not None
+    assert server.context is not None
     assert client.context.trace_id == server.context.trace_id
 
 
