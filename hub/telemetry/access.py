@@ -160,6 +160,9 @@ async def _observe(
     span = None
     if telemetry.tracer is not None and not quiet:
         span = _server_span(telemetry, scope)
+        trace = span.ids[:2]
+    else:
+        trace = _trace_of(scope)
     record = RequestRecord(span)
     status = 0
 
@@ -192,19 +195,41 @@ async def _observe(
                 seconds=seconds,
             )
         if telemetry.access_log:
-            _log(scope, record, status, seconds, level=logging.DEBUG if quiet else logging.INFO)
+            level = logging.DEBUG if quiet else logging.INFO
+            _log(scope, record, status, seconds, trace=trace, level=level)
+
+
+def _incoming(scope: HTTPScope) -> tuple[str, str, str] | None:
+    for name, value in scope["headers"]:
+        if name == _TRACEPARENT:
+            return parse_traceparent(value.decode("latin-1"))
+    return None
+
+
+def _trace_of(scope: HTTPScope) -> tuple[str, str]:
+    """(trace id, parent span id) the request runs in without a span of its own: the
+    caller's, or a new trace's, put in the request's `traceparent` so the call scope the
+    handler builds from it continues that trace."""
+    incoming = _incoming(scope)
+    if incoming is not None:
+        return incoming[0], incoming[1]
+    fresh = CallScope.new()
+    _point_at(scope, fresh.traceparent)
+    return fresh.trace_id, fresh.parent_id
+
+
+def _point_at(scope: HTTPScope, traceparent: str) -> None:
+    scope["headers"] = [
+        *(header for header in scope["headers"] if header[0] != _TRACEPARENT),
+        (_TRACEPARENT, traceparent.encode()),
+    ]
 
 
 def _server_span(telemetry: Telemetry, scope: HTTPScope) -> OpenSpan:
     """Start the SERVER span as the child of the request's `traceparent`, and point the
     header at it."""
     assert telemetry.tracer is not None
-    headers = scope["headers"]
-    incoming = None
-    for name, value in headers:
-        if name == _TRACEPARENT:
-            incoming = parse_traceparent(value.decode("latin-1"))
-            break
+    incoming = _incoming(scope)
     parent = None
     if incoming is not None:
         trace_id, parent_id, flags = incoming
@@ -216,19 +241,24 @@ def _server_span(telemetry: Telemetry, scope: HTTPScope) -> OpenSpan:
         attributes={"http.request.method": scope["method"], "url.path": scope["path"]},
     )
     trace_id, span_id, flags = span.ids
-    scope["headers"] = [
-        *(header for header in headers if header[0] != _TRACEPARENT),
-        (_TRACEPARENT, f"00-{trace_id}-{span_id}-{flags}".encode()),
-    ]
+    _point_at(scope, f"00-{trace_id}-{span_id}-{flags}")
     return span
 
 
 def _log(
-    scope: HTTPScope, record: RequestRecord, status: int, seconds: float, *, level: int
+    scope: HTTPScope,
+    record: RequestRecord,
+    status: int,
+    seconds: float,
+    *,
+    trace: tuple[str, str],
+    level: int,
 ) -> None:
     if not access_log.isEnabledFor(level):
         return
     fields = {
+        "trace_id": trace[0],
+        "span_id": trace[1],
         "http_method": scope["method"],
         "path": scope["path"],
         "a2a_method": record.method,

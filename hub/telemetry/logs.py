@@ -30,6 +30,9 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
+        fields = getattr(record, "access", None)
+        if isinstance(fields, dict):
+            return f"{line} trace_id={fields['trace_id']} span_id={fields['span_id']}"
         scope = current_scope()
         if scope is None:
             return line
@@ -50,6 +53,7 @@ class JsonFormatter(logging.Formatter):
         if scope is not None:
             entry["trace_id"] = scope.trace_id
             entry["span_id"] = scope.parent_id
+        # An access line is written after its request's scope has ended: it brings its own.
         fields = getattr(record, "access", None)
         if isinstance(fields, dict):
             entry.update(fields)
