@@ -129,15 +129,17 @@ def observe_requests(
     the request. Requests to the `quiet` paths (probes, scrapes) are logged at DEBUG and
     neither counted nor traced."""
     quiet_paths = frozenset(quiet)
+    # Nothing to record: requests only make the telemetry current (for `/status`'s sake).
+    idle = telemetry.tracer is None and telemetry.metrics is None and not telemetry.access_log
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def observed(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] != ScopeType.HTTP:
                 await app(scope, receive, send)
                 return
-            quiet_request = scope["path"] in quiet_paths
             with use_telemetry(telemetry):
-                if not telemetry.access_log and quiet_request:
+                quiet_request = scope["path"] in quiet_paths
+                if idle or (quiet_request and not telemetry.access_log):
                     await app(scope, receive, send)
                     return
                 await _observe(app, telemetry, scope, receive, send, quiet=quiet_request)
@@ -157,11 +159,14 @@ async def _observe(
     quiet: bool,
 ) -> None:
     started = time.perf_counter()
+    level = logging.DEBUG if quiet else logging.INFO
+    logged = telemetry.access_log and access_log.isEnabledFor(level)
     span = None
+    trace = ("", "")
     if telemetry.tracer is not None and not quiet:
         span = _server_span(telemetry, scope)
         trace = span.ids[:2]
-    else:
+    elif logged:
         trace = _trace_of(scope)
     record = RequestRecord(span)
     status = 0
@@ -174,7 +179,8 @@ async def _observe(
 
     token = _record.set(record)
     try:
-        await app(scope, receive, send_observed)
+        # The status is read only for the access line and the span.
+        await app(scope, receive, send_observed if logged or span is not None else send)
     except Exception as exc:
         record.outcome = type(exc).__name__
         status = status or 500
@@ -194,8 +200,7 @@ async def _observe(
                 outcome=record.outcome,
                 seconds=seconds,
             )
-        if telemetry.access_log:
-            level = logging.DEBUG if quiet else logging.INFO
+        if logged:
             _log(scope, record, status, seconds, trace=trace, level=level)
 
 
@@ -254,8 +259,6 @@ def _log(
     trace: tuple[str, str],
     level: int,
 ) -> None:
-    if not access_log.isEnabledFor(level):
-        return
     fields = {
         "trace_id": trace[0],
         "span_id": trace[1],
