@@ -35,19 +35,22 @@ _KINDS = {
 class _OtelSpan:
     """An SDK span seen through the hub's `OpenSpan` protocol."""
 
-    __slots__ = ("_span",)
+    __slots__ = ("_ids", "_span")
 
     def __init__(self, span: trace.Span) -> None:
         self._span = span
+        self._ids: tuple[str, str, str] | None = None
 
     @property
     def ids(self) -> tuple[str, str, str]:
-        context = self._span.get_span_context()
-        return (
-            format(context.trace_id, "032x"),
-            format(context.span_id, "016x"),
-            format(context.trace_flags, "02x"),
-        )
+        if self._ids is None:
+            context = self._span.get_span_context()
+            self._ids = (
+                format(context.trace_id, "032x"),
+                format(context.span_id, "016x"),
+                format(context.trace_flags, "02x"),
+            )
+        return self._ids
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         self._span.set_attribute(key, value)
@@ -69,6 +72,33 @@ class _OtelSpan:
         self._span.end()
 
 
+class _Unsampled:
+    """A span of a trace that is not recorded: only its ids, for the `traceparent`."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, trace_id: str) -> None:
+        self.ids = (trace_id, os.urandom(8).hex(), "00")
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        return None
+
+    def add_event(self, name: str, attributes: Attributes | None = None) -> None:
+        return None
+
+    def update_name(self, name: str) -> None:
+        return None
+
+    def is_recording(self) -> bool:
+        return False
+
+    def fail(self, error_type: str) -> None:
+        return None
+
+    def end(self) -> None:
+        return None
+
+
 class OtelTracer:
     """Starts SDK spans with explicit parents (the call scope's) and owns the provider.
 
@@ -76,15 +106,19 @@ class OtelTracer:
         provider: the tracer provider (its processors export the spans).
     """
 
-    def __init__(self, provider: TracerProvider) -> None:
+    def __init__(self, provider: TracerProvider, *, parent_based: bool = True) -> None:
         self.provider = provider
         self._tracer = provider.get_tracer("a2a-hub")
+        self._parent_based = parent_based
 
     def start(
         self, name: str, *, kind: SpanKind, parent: CallScope | None, attributes: Attributes
-    ) -> _OtelSpan:
+    ) -> _OtelSpan | _Unsampled:
         context = None
         if parent is not None:
+            if self._parent_based and parent.flags == "00":
+                # The sampler would follow the parent's decision: skip the SDK's work.
+                return _Unsampled(parent.trace_id)
             remote = SpanContext(
                 trace_id=int(parent.trace_id, 16),
                 span_id=int(parent.parent_id, 16),
@@ -112,11 +146,12 @@ def build_otel_tracer(
     elif not os.environ.get("OTEL_SERVICE_NAME"):
         attributes[SERVICE_NAME] = "a2a-hub"
     sampler: Sampler | None = None
-    if not os.environ.get("OTEL_TRACES_SAMPLER"):
+    configured = os.environ.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    if not configured:
         sampler = ParentBased(TraceIdRatioBased(settings.sample_ratio))
     provider = TracerProvider(resource=Resource.create(attributes), sampler=sampler)
     provider.add_span_processor(processor or BatchSpanProcessor(_otlp_exporter(settings)))
-    return OtelTracer(provider)
+    return OtelTracer(provider, parent_based=not configured or configured.startswith("parentbased"))
 
 
 def _otlp_exporter(settings: TraceSettings) -> SpanExporter:

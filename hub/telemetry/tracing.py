@@ -133,12 +133,14 @@ class _Span:
             self.name, kind=self.kind, parent=parent, attributes=self.attributes
         )
         trace_id, span_id, flags = opened.ids
+        self._span = opened
+        self._token = _span.set(opened)
+        if parent is not None and flags == parent.flags == "00":
+            return opened  # not recorded, like its parent: the parent's scope says so already
         if parent is None:
             scope = CallScope(trace_id=trace_id, parent_id=span_id, flags=flags, recorded=True)
         else:
             scope = replace(parent, parent_id=span_id, flags=flags, recorded=True)
-        self._span = opened
-        self._token = _span.set(opened)
         self._scope = use_scope(scope)
         self._scope.__enter__()
         return opened
@@ -152,6 +154,7 @@ class _Span:
         opened, self._span = self._span, None
         if self._scope is not None:
             self._scope.__exit__(exc_type, exc, tb)
+            self._scope = None
         if self._token is not None:
             _span.reset(self._token)
         if opened is None:
