@@ -21,12 +21,27 @@ _EMPTY = ExportTraceServiceResponse().SerializeToString()
 
 
 class Sink:
+    """The receiver as an ASGI app; `received()` is called with each export request (the
+    tests' receiver keeps the spans)."""
+
     def __init__(self) -> None:
-        self.requests = 0
-        self.spans = 0
+        self.exports = 0
+        self.span_count = 0
+
+    def received(self, request: ExportTraceServiceRequest, scope: dict[str, Any]) -> None:
+        """Count the spans of one export."""
+        self.exports += 1
+        self.span_count += sum(
+            len(scope_spans.spans)
+            for resource_spans in request.resource_spans
+            for scope_spans in resource_spans.scope_spans
+        )
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
             return
         body = b""
         while True:
@@ -35,16 +50,10 @@ class Sink:
             if not event.get("more_body"):
                 break
         if scope["method"] == "POST" and scope["path"] == "/v1/traces":
-            request = ExportTraceServiceRequest.FromString(body)
-            self.requests += 1
-            self.spans += sum(
-                len(scope_spans.spans)
-                for resource_spans in request.resource_spans
-                for scope_spans in resource_spans.scope_spans
-            )
+            self.received(ExportTraceServiceRequest.FromString(body), scope)
             await _answer(send, _EMPTY, b"application/x-protobuf")
         else:
-            stats = json.dumps({"requests": self.requests, "spans": self.spans}).encode()
+            stats = json.dumps({"requests": self.exports, "spans": self.span_count}).encode()
             await _answer(send, stats, b"application/json")
 
 
@@ -58,7 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    uvicorn.run(Sink(), host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
+    uvicorn.run(Sink(), host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ class HubMetrics:
         self.window = RequestWindow(clock=clock)
         self.started = clock()
         self._clock = clock
-        self._pairs: dict[tuple[str, ...], tuple[Counter, Histogram]] = {}
+        self._pairs: dict[tuple[int | str, ...], tuple[Counter, Histogram]] = {}
         registry = self.registry
         self.requests = Counter(
             "a2a_hub_requests",
@@ -173,45 +173,37 @@ class HubMetrics:
         self, method: str, *, binding: str, version: str, outcome: str, seconds: float
     ) -> None:
         """Count one A2A request (`outcome`: `ok` or the error's type name)."""
-        key = (method, binding, version, outcome)
-        pair = self._pairs.get(key)
-        if pair is None:
-            pair = self._pairs[key] = self._pair(
-                self.requests, self.request_seconds, key, histogram=3
-            )
-        pair[0].inc()
-        pair[1].observe(seconds)
+        labels = (method, binding, version, outcome)
+        self._count(self.requests, self.request_seconds, labels, timed=3, seconds=seconds)
         self.window.add(error=outcome != "ok")
 
     def partner_call(self, partner: str, method: str, *, outcome: str, seconds: float) -> None:
         """Count one call to a partner."""
-        key = ("partner", partner, method, outcome)
-        pair = self._pairs.get(key)
-        if pair is None:
-            pair = self._pairs[key] = self._pair(
-                self.partner_calls, self.partner_seconds, key[1:], histogram=2
-            )
-        pair[0].inc()
-        pair[1].observe(seconds)
+        labels = (partner, method, outcome)
+        self._count(self.partner_calls, self.partner_seconds, labels, timed=2, seconds=seconds)
 
     def task(self, skill: str, *, state: str, seconds: float) -> None:
         """Count one skill run that ended, with the state it left its task in."""
-        key = ("task", skill, state)
+        self._count(self.tasks, self.task_seconds, (skill, state), timed=1, seconds=seconds)
+
+    def _count(
+        self,
+        counter: Counter,
+        timing: Histogram,
+        labels: tuple[str, ...],
+        *,
+        timed: int,
+        seconds: float,
+    ) -> None:
+        """Add one to `counter` labelled with `labels`, and `seconds` to `timing` labelled
+        with the first `timed` of them. The labelled pair is kept for the next time:
+        `labels()` costs more than the update itself, and the label sets are few."""
+        key: tuple[int | str, ...] = (id(counter), *labels)
         pair = self._pairs.get(key)
         if pair is None:
-            pair = self._pairs[key] = self._pair(
-                self.tasks, self.task_seconds, key[1:], histogram=1
-            )
+            pair = self._pairs[key] = (counter.labels(*labels), timing.labels(*labels[:timed]))
         pair[0].inc()
         pair[1].observe(seconds)
-
-    def _pair(
-        self, counter: Counter, timing: Histogram, labels: tuple[str, ...], *, histogram: int
-    ) -> tuple[Counter, Histogram]:
-        """The counter labelled with `labels` and the histogram with the first `histogram` of
-        them, kept for the next time: `labels()` costs more than the update itself, and the
-        label sets are few."""
-        return counter.labels(*labels), timing.labels(*labels[:histogram])
 
     def swarm(self, strategy: str, *, ok: bool, branches: Iterable[str]) -> None:
         """Count one swarm run and how each of its branches ended."""

@@ -21,7 +21,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCod
 
 from hub.config import TraceSettings
 from hub.protocol.trace import CallScope
-from hub.telemetry.tracing import Attributes, AttributeValue, SpanKind
+from hub.telemetry.tracing import Attributes, AttributeValue, SpanKind, sampled
 
 __all__ = ["OtelTracer", "build_otel_tracer"]
 
@@ -77,8 +77,8 @@ class _Unsampled:
 
     __slots__ = ("ids",)
 
-    def __init__(self, trace_id: str) -> None:
-        self.ids = (trace_id, os.urandom(8).hex(), "00")
+    def __init__(self, trace_id: str, flags: str) -> None:
+        self.ids = (trace_id, os.urandom(8).hex(), flags)
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         return None
@@ -116,9 +116,9 @@ class OtelTracer:
     ) -> _OtelSpan | _Unsampled:
         context = None
         if parent is not None:
-            if self._parent_based and parent.flags == "00":
+            if self._parent_based and not sampled(parent.flags):
                 # The sampler would follow the parent's decision: skip the SDK's work.
-                return _Unsampled(parent.trace_id)
+                return _Unsampled(parent.trace_id, parent.flags)
             remote = SpanContext(
                 trace_id=int(parent.trace_id, 16),
                 span_id=int(parent.parent_id, 16),

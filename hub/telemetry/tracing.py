@@ -31,6 +31,7 @@ __all__ = [
     "Tracer",
     "add_event",
     "current_span",
+    "sampled",
     "span",
 ]
 
@@ -85,6 +86,11 @@ class OpenSpan(SpanHandle, Protocol):
     def end(self) -> None: ...
 
 
+def sampled(flags: str) -> bool:
+    """Whether W3C trace flags (two hex digits) mark the trace as recorded."""
+    return bool(int(flags, 16) & 1)
+
+
 _span: ContextVar[OpenSpan | None] = ContextVar("a2a_hub_span", default=None)
 
 
@@ -135,7 +141,7 @@ class _Span:
         trace_id, span_id, flags = opened.ids
         self._span = opened
         self._token = _span.set(opened)
-        if parent is not None and flags == parent.flags == "00":
+        if parent is not None and not sampled(flags) and not sampled(parent.flags):
             return opened  # not recorded, like its parent: the parent's scope says so already
         if parent is None:
             scope = CallScope(trace_id=trace_id, parent_id=span_id, flags=flags, recorded=True)

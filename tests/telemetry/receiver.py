@@ -1,18 +1,18 @@
-"""A small OTLP/HTTP traces receiver for the tests: an ASGI app that decodes each
-`ExportTraceServiceRequest` with the protocol's own protobuf messages (opentelemetry-proto)
-and keeps every span with the `service.name` of the resource that sent it."""
+"""A small OTLP/HTTP traces receiver for the tests: the benchmark's receiver
+(`bench.otlp_sink`), which decodes each `ExportTraceServiceRequest` with the protocol's own
+protobuf messages (opentelemetry-proto), keeping every span with the `service.name` of the
+resource that sent it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from bench.otlp_sink import Sink
 
 __all__ = ["OtlpReceiver", "ReceivedSpan"]
 
@@ -38,39 +38,21 @@ def _attributes(pairs: list[KeyValue]) -> dict[str, Any]:
     return {pair.key: _value(pair.value) for pair in pairs}
 
 
-class OtlpReceiver:
-    """POST /v1/traces with `application/x-protobuf` bodies; everything else is a 404."""
+class OtlpReceiver(Sink):
+    """POST /v1/traces with protobuf bodies; keeps what arrives and its content types."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.spans: list[ReceivedSpan] = []
         self.content_types: set[str] = set()
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                event = await receive()
-                if event["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            event = await receive()
-            body += event.get("body", b"")
-            if not event.get("more_body"):
-                break
-        if scope["path"] != "/v1/traces" or scope["method"] != "POST":
-            await _answer(send, 404, b"")
-            return
+    def received(self, request: ExportTraceServiceRequest, scope: dict[str, Any]) -> None:
         self.content_types.add(dict(scope["headers"]).get(b"content-type", b"").decode())
-        request = ExportTraceServiceRequest.FromString(body)
         for resource_spans in request.resource_spans:
             service = str(_attributes(list(resource_spans.resource.attributes))["service.name"])
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
                     self.spans.append(_received(service, span))
-        await _answer(send, 200, ExportTraceServiceResponse().SerializeToString())
 
 
 def _received(service: str, span: Span) -> ReceivedSpan:
@@ -85,9 +67,3 @@ def _received(service: str, span: Span) -> ReceivedSpan:
         events=tuple(event.name for event in span.events),
         failed=span.status.code == span.status.STATUS_CODE_ERROR,
     )
-
-
-async def _answer(send: Any, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/x-protobuf")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
