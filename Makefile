@@ -54,8 +54,11 @@ pytest: $(TEST_STAMP) postgres-server chromium
 
 test: lint typecheck pytest
 
+# `make bench BENCH="--targets hub-off,hub,hub-traces --scenarios send --concurrency 16"`
+BENCH ?=
+
 bench: $(TEST_STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run $(BENCH)
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-wal var/*.db-shm

@@ -11,8 +11,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -27,6 +27,7 @@ __all__ = [
     "add_run_arguments",
     "canned_command",
     "exit_on_sigterm",
+    "free_port",
     "hub_command",
     "hub_rounds",
     "pin_self",
@@ -106,6 +107,11 @@ class Target:
     name: str
     command: Callable[[int], list[str]]
     store: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Added to the environment the server starts with."""
+    traces: bool = False
+    """It exports traces: the harness runs a local OTLP receiver for it (`bench.otlp_sink`)
+    and passes its URL in `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`."""
     card_path: str = "/.well-known/agent-card.json"
     rpc_path: str = "/"
 
@@ -122,6 +128,33 @@ TARGETS: dict[str, Target] = {
     "hub": Target(name="hub", command=hub_command, store=_HUB_STORE),
     # Not a real agent: replies from memory, to show the harness's own ceiling.
     "canned": Target(name="canned", command=canned_command()),
+    # The telemetry comparison: "hub" is the default (metrics on, traces off).
+    "hub-off": Target(
+        name="hub-off",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={"HUB_TELEMETRY__METRICS__ENABLED": "false", "HUB_TELEMETRY__ACCESS_LOG": "false"},
+    ),
+    "hub-traces": Target(
+        name="hub-traces",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SERVICE_NAME": "a2a-hub-bench"},
+        traces=True,
+    ),
+    # The same, recording one trace in ten (the rest cost a sampling decision only).
+    "hub-traces-10": Target(
+        name="hub-traces-10",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "OTEL_SERVICE_NAME": "a2a-hub-bench",
+            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+            "OTEL_TRACES_SAMPLER_ARG": "0.1",
+        },
+        traces=True,
+    ),
 }
 
 
@@ -178,7 +211,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     # Bind, read, release: a tiny race with other programs, acceptable on a bench machine.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -238,7 +271,7 @@ def start_server(
 ) -> Iterator[RunningServer]:
     """Start `target` on a free loopback port, pinned to `core`; always stopped on exit."""
     target.clear_store()
-    port = _free_port()
+    port = free_port()
     command = target.command(port)
     if core is not None:
         command = ["taskset", "-c", str(core), *command]
@@ -247,6 +280,7 @@ def start_server(
         process = subprocess.Popen(
             command,
             cwd=REPO,
+            env={**os.environ, **target.env},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

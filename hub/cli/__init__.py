@@ -119,6 +119,10 @@ def _run(args: argparse.Namespace, running: Running) -> int:
         return anyio.run(tasks, args, settings, running)
     if args.command == "agents":
         return anyio.run(agents, args, settings, running)
+    if args.command == "status":
+        from hub.cli.status import status
+
+        return anyio.run(status, args, settings, running)
     if args.command == "route":
         return anyio.run(route, args, settings)
     if args.command == "swarm":

@@ -29,6 +29,12 @@ __all__ = ["agents", "call", "route", "swarm"]
 
 async def agents(args: argparse.Namespace, settings: Settings, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
+    if args.hub is not None:
+        if args.action != "check":
+            raise UsageError(f"--hub goes with `agents check`, not `agents {args.action}`")
+        from hub.cli.status import check_running_hub
+
+        return await check_running_hub(args, running)
     registry = registry_for(settings, args.agents)
     if args.action == "list":
         _list(registry, as_json=args.json)

@@ -28,20 +28,20 @@ from hub.protocol import (
 )
 from hub.tools.result import state_name
 
-__all__ = ["send", "tasks"]
+__all__ = ["credentials", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
 TOKEN_ENV = "A2A_HUB_TOKEN"
 
 
-def _credentials(args: argparse.Namespace, card: AgentCard) -> dict[str, str]:
+def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, str]:
     """The headers that carry `--api-key` / `--token` (or their environment variables): the
     API key in the header the card's apiKey scheme names (X-API-Key if it names none)."""
     headers = {}
     api_key = getattr(args, "api_key", None) or os.environ.get(API_KEY_ENV)
     if api_key:
-        schemes = (card.security_schemes or {}).values()
+        schemes = (card.security_schemes or {}).values() if card is not None else ()
         named = [
             scheme.api_key_security_scheme.name
             for scheme in schemes
@@ -83,7 +83,7 @@ async def _client(
                 default_output_modes=["text/plain"],
                 skills=[],
             )
-        headers = {**compose_headers(args), **_credentials(args, card)}
+        headers = {**compose_headers(args), **credentials(args, card)}
         client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
         try:
             yield client

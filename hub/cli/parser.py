@@ -255,11 +255,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "agents",
         "list, show, check or refresh partner agents",
         "The partner agents of agents.yaml: list them, show or refresh a card, check health.",
-        parents=[registry],
+        parents=[registry, credential],
     )
     partners.add_argument("action", choices=["list", "show", "check", "refresh"])
     partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
     partners.add_argument("--json", action="store_true", help="print JSON")
+    partners.add_argument(
+        "--hub", type=agent_url, help="check: the breakers and figures of the hub running at URL"
+    )
+
+    status = command(
+        "status",
+        "show a running hub's partners, breakers, tasks and load",
+        "Read a running hub's GET /status: its load, live tasks and open streams, and each "
+        "partner's breaker, recent latency and error rate.",
+        parents=[configured, credential],
+    )
+    status.add_argument(
+        "url", nargs="?", type=agent_url, help="the hub's URL (default: server.public_url)"
+    )
+    status.add_argument("--json", action="store_true", help="print JSON")
 
     call = command(
         "call",

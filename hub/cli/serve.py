@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from hub.config import Settings
 from hub.runtime import Hub, listen
 from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.store.postgres import redact_dsn
+from hub.telemetry.logs import configure_logging
 
 __all__ = ["serve"]
 
@@ -32,10 +32,7 @@ def serve(settings: Settings, *, explicit: bool = True) -> None:
             flush=True,
         )
 
-    logging.basicConfig(
-        level=settings.server.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.server.log_level, settings.server.log_format)
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
     sock, settings = listen(settings)
     try:

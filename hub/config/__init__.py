@@ -35,6 +35,7 @@ from hub.config.settings import (
     StoreSettings,
     UiSettings,
 )
+from hub.config.telemetry import MetricsSettings, TelemetrySettings, TraceSettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "FederationSettings",
     "LimitSettings",
     "McpSettings",
+    "MetricsSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "PushSettings",
@@ -55,6 +57,8 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "TelemetrySettings",
+    "TraceSettings",
     "UiSettings",
     "describe_validation_error",
     "load_settings",

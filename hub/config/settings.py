@@ -9,6 +9,7 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
+from hub.config.telemetry import TelemetrySettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -32,6 +33,9 @@ class ServerSettings(StrictModel):
     public_url: str | None = None
     """The URL clients use to reach the hub; defaults to http://host:port."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = "text"
+    """`json`: one JSON object per line, with the `trace_id` and `span_id` of the work that
+    logged it (uvicorn's own lines too)."""
     accept_missing_version: bool = False
     """Treat a request with no A2A-Version on a 1.0 method name as 1.0 (the spec reads it as
     0.3 and refuses it with -32009)."""
@@ -274,6 +278,9 @@ class UiSettings(StrictModel):
         "/message:stream",
         "/extendedAgentCard",
         "/healthz",
+        "/readyz",
+        "/metrics",
+        "/status",
         "/mcp",
         "/.well-known",
     )
@@ -320,3 +327,4 @@ class Settings(StrictModel):
     federation: FederationSettings = FederationSettings()
     ui: UiSettings = UiSettings()
     mcp: McpSettings = McpSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()

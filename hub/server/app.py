@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
+import anyio
 from litestar import Litestar, Request, asgi, get
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
@@ -18,7 +19,6 @@ from hub.errors import (
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
-    ProtocolError,
 )
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
@@ -31,6 +31,7 @@ from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.mcp_door import MCP_PATH, build_mcp_door
+from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
 from hub.server.state import HubState
@@ -38,6 +39,9 @@ from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
 from hub.store import TaskStore
 from hub.tasks import TaskManager
+from hub.telemetry import Telemetry, use_telemetry
+from hub.telemetry.access import observe_requests
+from hub.telemetry.setup import build_telemetry
 from hub.tools import PartnerChildren, Partners
 
 __all__ = ["create_app"]
@@ -70,17 +74,6 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     await door(scope, receive, send)
 
 
-@get("/healthz")
-async def health(request: AnyRequest) -> Response[bytes]:
-    hub: HubState = request.app.state.hub
-    try:  # with auth on, only the public card is open to anyone
-        client = request.client
-        hub.gate.admit(request.headers, address=client.host if client else "")
-    except ProtocolError as error:
-        return rest_error_response(error)
-    return Response(content=b'{"status":"ok"}', media_type="application/json")
-
-
 def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
     """Errors Litestar raises before a handler runs (no route, wrong verb) in the A2A shape."""
     status = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -103,6 +96,7 @@ def create_app(
     skills: Mapping[str, LocalSkill],
     partners: Partners | None = None,
     push_resolver: Resolver | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Litestar:
     """The hub's ASGI app. The store is opened and closed by the app's lifespan.
 
@@ -116,10 +110,13 @@ def create_app(
             for no partners.
         push_resolver: how push webhook hosts are resolved for the SSRF guard; default the
             system resolver (tests inject one).
+        telemetry: the recorders (traces, metrics, access log); built from
+            `settings.telemetry` and the OpenTelemetry environment variables when not given.
+            The app's lifespan shuts its tracer down (exporting what is pending).
 
     Raises:
-        ConfigError: the default skill is missing, an extension names an unknown skill, or
-            the card promises what is not served.
+        ConfigError: the default skill is missing, an extension names an unknown skill,
+            the card promises what is not served, or tracing is on without the `otel` extra.
     """
     if settings.default_skill not in skills:
         known = ", ".join(sorted(skills)) or "none"
@@ -152,12 +149,25 @@ def create_app(
     if settings.card.push_notifications:
         push = PushNotifier(store=store, settings=settings.push, resolver=push_resolver)
         manager.observe(push.observe)
+    telemetry = telemetry if telemetry is not None else build_telemetry(settings.telemetry)
+    observability = Observability(
+        name=card.name,
+        store=store,
+        manager=manager,
+        partners=partners,
+        gate=gate,
+        telemetry=telemetry,
+        metrics_public=settings.telemetry.metrics.public or not gate.authenticator.enabled,
+    )
+    if telemetry.metrics is not None:
+        telemetry.metrics.watch(observability.figures())
     service = A2AService(manager=manager, card=CardDocument.render(card), push=push)
     mcp = build_mcp_door(
         settings, service=service, toolbox=toolbox, partners=partners, skills=served, gate=gate
     )
     hub = HubState(
         settings=settings,
+        observability=observability,
         service=service,
         gate=gate,
         gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
@@ -165,7 +175,13 @@ def create_app(
         mcp=mcp,
     )
 
-    handlers: list[Any] = [agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()]
+    handlers: list[Any] = [
+        agent_card,
+        jsonrpc_endpoint,
+        *OBSERVABILITY_ROUTES,
+        *REST_ROUTES,
+        *gateway_routes(),
+    ]
     if mcp is not None:
         handlers.append(mcp_endpoint)
     app_state: dict[str, Any] = {"hub": hub}
@@ -184,22 +200,32 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        await store.open()
-        try:
-            # Push starts before the manager, so the tasks its recovery fails are reported.
-            # The gateway's partner streams end before the partners' HTTP client closes.
-            # MCP calls end (canceling their tasks) while the task manager still runs.
-            async with (
-                partners,
-                partners.watching(),
-                hub.gateway,
-                push or nullcontext(),
-                manager,
-                mcp.running() if mcp is not None else nullcontext(),
-            ):
-                yield
-        finally:
-            await store.close()
+        # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
+        with use_telemetry(telemetry):
+            await store.open()
+            try:
+                # Push starts before the manager, so the tasks its recovery fails are
+                # reported. The gateway's partner streams end before the partners' HTTP
+                # client closes. MCP calls end (canceling their tasks) while the task
+                # manager still runs.
+                async with (
+                    partners,
+                    partners.watching(),
+                    hub.gateway,
+                    push or nullcontext(),
+                    manager,
+                    mcp.running() if mcp is not None else nullcontext(),
+                ):
+                    observability.started = True
+                    try:
+                        yield
+                    finally:
+                        observability.started = False
+            finally:
+                await store.close()
+                if telemetry.tracer is not None:
+                    # Exports what is pending: blocking HTTP, off the event loop.
+                    await anyio.to_thread.run_sync(telemetry.tracer.shutdown)
 
     return Litestar(
         route_handlers=handlers,
@@ -207,7 +233,10 @@ def create_app(
         state=State(app_state),
         template_config=template_config,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
-        middleware=[cors_middleware(settings.cors)],
+        middleware=[
+            observe_requests(telemetry, quiet=QUIET_PATHS),
+            cors_middleware(settings.cors),
+        ],
         openapi_config=None,
         logging_config=None,
         # Bodies are size-checked by the handlers, which answer in the protocol's own terms.

@@ -14,6 +14,7 @@ from hub.server.service import A2AService
 
 if TYPE_CHECKING:  # the door renders its refusals with the REST errors, which need the state
     from hub.server.mcp_door import McpDoor
+    from hub.server.observability import Observability
 
 __all__ = ["HubState"]
 
@@ -24,6 +25,7 @@ class HubState:
     service: A2AService
     gate: Gate
     gateway: Gateway
+    observability: Observability
     extensions: ExtensionPolicy = field(default_factory=ExtensionPolicy)
     """The extensions the hub's own endpoints declare and require (not the gateway's)."""
     mcp: McpDoor | None = None

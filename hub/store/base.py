@@ -120,6 +120,13 @@ class TaskStore(Protocol):
     async def close(self) -> None:
         """Flush and release the storage; any later call but `open` raises `StoreError`."""
 
+    async def ping(self) -> None:
+        """Answer a trivial query, as cheaply as the storage allows (the readiness check).
+
+        Raises:
+            StoreError: the storage is closed or does not answer.
+        """
+
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
 

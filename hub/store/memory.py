@@ -70,6 +70,10 @@ class MemoryTaskStore:
         """Refuse further calls until `open`."""
         self._open = False
 
+    async def ping(self) -> None:
+        """Raise `StoreError` when closed; an open in-memory store always answers."""
+        self._check_open()
+
     def _check_open(self) -> None:
         if not self._open:
             raise StoreError("the in-memory task store is closed; open() it before use")

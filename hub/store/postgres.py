@@ -124,6 +124,11 @@ class PostgresTaskStore:
         if pool is not None:
             await pool.close()
 
+    async def ping(self) -> None:
+        """Run `SELECT 1` on a pooled connection (raises `StoreError` when it cannot)."""
+        async with self._connection(f"the task store {self.where} does not answer") as db:
+            await db.fetchval("SELECT 1")
+
     def _open_pool(self) -> asyncpg.Pool:
         pool = self._pool
         if pool is None:

@@ -148,6 +148,14 @@ class SqliteTaskStore:
         if db is not None:
             db.close()
 
+    async def ping(self) -> None:
+        """Run `SELECT 1` on the connection (raises `StoreError` when closed or failing)."""
+        db = self._conn()
+        try:
+            db.execute("SELECT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"the task store {self.path} does not answer ({exc})") from None
+
     @contextmanager
     def _transaction(self, failure: str) -> Iterator[None]:
         """One transaction: committed when the block ends, rolled back if it raises; an

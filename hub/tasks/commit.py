@@ -10,6 +10,7 @@ that land in the same batch (working, an artifact, completed) cost one row write
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ import anyio
 import anyio.lowlevel
 
 from hub.store import TaskStore
+from hub.telemetry import current_telemetry
 
 if TYPE_CHECKING:
     from hub.tasks.live import LiveTask
@@ -96,6 +98,7 @@ class GroupCommit:
         # Records and the updates they make durable are taken together, before any await.
         records = [live.record() for live in batch]
         ready = [live.take_unpublished() for live in batch]
+        started = time.perf_counter()
         try:
             await self._store.put_many(records)
         except Exception as exc:
@@ -104,6 +107,9 @@ class GroupCommit:
             for live in batch:
                 self._on_failure(live, exc)
         else:
+            metrics = current_telemetry().metrics
+            if metrics is not None:
+                metrics.store_commit_seconds.observe(time.perf_counter() - started)
             for live, updates in zip(batch, ready, strict=True):
                 live.publish(updates)
                 self._on_durable(live)

@@ -100,6 +100,11 @@ class TaskManager:
         for each task that restart recovery marks failed."""
         self._observers.append(observer)
 
+    def live_counts(self) -> tuple[int, int]:
+        """(tasks held in memory, those among them parked for input) now."""
+        parked = sum(1 for live in self._live if live.state.is_interrupted)
+        return len(self._live), parked
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> TaskManager:

@@ -263,6 +263,7 @@ _CALLS: dict[str, Callable[[TaskStore], Awaitable[object]]] = {
     "list": lambda s: s.list(TaskQuery()),
     "find_in_states": lambda s: s.find_in_states([S.WORKING]),
     "delete_terminal_before": lambda s: s.delete_terminal_before(at(0)),
+    "ping": lambda s: s.ping(),
 }
 
 
@@ -282,4 +283,10 @@ async def test_close_twice_is_harmless_and_open_makes_the_store_usable_again(
     await store.close()
     await store.close()
     await store.open()
+    assert await store.get("t1") == make_record("t1")
+
+
+async def test_an_open_store_answers_the_readiness_ping(store: TaskStore) -> None:
+    await store.put(make_record("t1"))
+    assert await store.ping() is None
     assert await store.get("t1") == make_record("t1")
