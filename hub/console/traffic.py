@@ -1,8 +1,8 @@
 """Where the overview's request rate and error rate come from.
 
-The hub's request metrics are built in `hub/telemetry`; until they exist the console is
-given no source and the overview says the figures are not measured. A source is anything
-that answers the two questions below.
+The hub's request metrics (`hub/telemetry`'s `HubMetrics`) are the source; with metrics
+switched off the console is given none and the overview says the figures are not measured.
+A source is anything that answers the two questions below.
 """
 
 from __future__ import annotations

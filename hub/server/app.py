@@ -192,7 +192,10 @@ def create_app(
         from hub.console import build_console
 
         console = build_console(
-            settings, store=store, skills={key: skill.card for key, skill in skills.items()}
+            settings,
+            store=store,
+            skills={key: skill.card for key, skill in skills.items()},
+            traffic=telemetry.metrics,
         )
         handlers.append(console.router)
         app_state["console"] = console.state

@@ -211,6 +211,14 @@ class HubMetrics:
         for state in branches:
             self.swarm_branches.labels(strategy, state).inc()
 
+    def requests_per_second(self) -> float:
+        """Requests per second over the last minute (the console's overview reads it)."""
+        return self.window.rates()[0]
+
+    def error_rate(self) -> float:
+        """Share of the last minute's requests that failed, 0 to 1."""
+        return self.window.rates()[1]
+
     def overview(self) -> Overview:
         """The few figures a dashboard's front page shows (see `Overview`)."""
         live, _ = self.figures.tasks() if self.figures else (0, 0)

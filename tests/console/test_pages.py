@@ -14,7 +14,15 @@ import pytest
 from asgi_lifespan import LifespanManager
 from pydantic import ValidationError
 
-from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings, UiSettings
+from hub.config import (
+    AuthSettings,
+    CredentialSettings,
+    MetricsSettings,
+    Settings,
+    StoreSettings,
+    TelemetrySettings,
+    UiSettings,
+)
 from hub.console import CONTENT_SECURITY_POLICY
 from hub.protocol import Part
 from hub.registry import AgentEntry, Registry
@@ -119,6 +127,36 @@ async def test_the_console_can_be_switched_off_or_served_elsewhere() -> None:
         assert (await client.get("/ui/")).status_code == 404
         script = await client.get("/console/static/console.js")
         assert script.status_code == 200
+
+
+async def test_the_overview_shows_the_request_rate_and_error_rate_the_metrics_measure() -> None:
+    send = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}},
+    }
+    missing = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "no-such-task"}}
+    async with console() as client:
+        for body in (send, send, send, missing):
+            await client.post("/", json=body, headers={"A2A-Version": "1.0"})
+        page = await client.get("/ui/")
+    rate = re.search(r'id="requests-per-second">([0-9.]+)<', page.text)
+    errors = re.search(r'id="error-rate">([0-9.]+) %<', page.text)
+    assert rate is not None
+    assert float(rate.group(1)) > 0
+    assert errors is not None
+    assert float(errors.group(1)) == 25.0
+
+
+async def test_with_metrics_off_the_overview_says_the_traffic_is_not_measured() -> None:
+    off = Settings(
+        store=StoreSettings(kind="memory"),
+        telemetry=TelemetrySettings(metrics=MetricsSettings(enabled=False)),
+    )
+    async with console(off) as client:
+        page = await client.get("/ui/")
+    assert "not measured: metrics are off" in page.text
 
 
 @pytest.mark.parametrize("path", ["/", "/tasks", "/agents/x", "ui", "/ui/", "/a b"])
