@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# Two stamps: `make run` needs only the hub's own dependencies; the test extras (pytest,
+# Two stamps: `make run` needs only the hub's own dependencies (and the `mcp` extra, so that
+# it serves /mcp); the test extras (pytest,
 # mypy, ruff, hypothesis, a2a-sdk) come with the first `make test` (or `make install`).
 STAMP      := $(VENV)/.installed-runtime
 TEST_STAMP := $(VENV)/.installed-test
@@ -14,7 +15,7 @@ PORT   ?=
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[mcp]'
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)

@@ -30,7 +30,7 @@ from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
-from hub.server.mcp_door import MCP_PATH, build_mcp_door
+from hub.server.mcp_door import MCP_PATH, build_mcp_door, refuse_without_the_extra
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
@@ -71,7 +71,10 @@ async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
 @asgi(MCP_PATH, is_mount=True, copy_scope=False)
 async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     door = scope["litestar_app"].state.hub.mcp
-    await door(scope, receive, send)
+    if door is None:
+        await refuse_without_the_extra(scope, receive, send)
+    else:
+        await door(scope, receive, send)
 
 
 def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
@@ -182,7 +185,7 @@ def create_app(
         *REST_ROUTES,
         *gateway_routes(),
     ]
-    if mcp is not None:
+    if settings.mcp.enabled:
         handlers.append(mcp_endpoint)
     app_state: dict[str, Any] = {"hub": hub}
     template_config = None

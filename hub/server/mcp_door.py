@@ -28,7 +28,7 @@ from litestar import Request
 from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
-from hub.errors import ProtocolError
+from hub.errors import ProtocolError, UnsupportedOperationError
 from hub.protocol.trace import CallScope
 from hub.server.errors import as_protocol_error
 from hub.server.gate import Gate
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from hub.mcp import HubMcpServer
 
-__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door"]
+__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door", "refuse_without_the_extra"]
 
 MCP_PATH = "/mcp"
 
@@ -172,6 +172,22 @@ class McpDoor:
             slot.release()
 
 
+MISSING_EXTRA = (
+    "this hub serves no MCP: the `mcp` extra is not installed "
+    "(pip install 'a2a-hub[mcp]'; `make run` installs it), or set mcp.enabled: false"
+)
+
+
+def mcp_extra_installed() -> bool:
+    return importlib.util.find_spec("mcp") is not None
+
+
+async def refuse_without_the_extra(scope: Scope, receive: Receive, send: Send) -> None:
+    """`/mcp` on a hub with `mcp.enabled` whose environment lacks the SDK: say how to get it."""
+    response = rest_error_response(UnsupportedOperationError(MISSING_EXTRA))
+    await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
+
+
 def build_mcp_door(
     settings: Settings,
     *,
@@ -182,7 +198,7 @@ def build_mcp_door(
     gate: Gate,
 ) -> McpDoor | None:
     """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
-    if not settings.mcp.enabled or importlib.util.find_spec("mcp") is None:
+    if not settings.mcp.enabled or not mcp_extra_installed():
         return None
 
     def build() -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:

@@ -3,8 +3,11 @@ one of the caller's open streams."""
 
 from __future__ import annotations
 
+import sys
+
 import httpx
 import pytest
+from asgi_lifespan import LifespanManager
 from mcp import Client
 
 from hub.config import LimitSettings, ServerSettings, Settings, SkillRef, StoreSettings
@@ -40,3 +43,23 @@ async def test_an_open_listen_stream_is_one_of_the_callers_streams() -> None:
         refused = await http.post(f"{url}/mcp", json=body, headers=headers)
     assert refused.status_code == 429
     assert refused.json()["error"]["details"][0]["reason"] == "LIMIT_EXCEEDED"
+
+
+async def test_without_the_mcp_extra_the_door_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What an environment without the SDK looks like to the import system.
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    settings = Settings(store=StoreSettings(kind="memory"))
+    app = create_app(
+        settings, store=MemoryTaskStore(), skills=load_skills([SkillRef(builtin="echo")])
+    )
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://hub") as http,
+    ):
+        refused = await http.post("/mcp", json=body)
+    assert refused.status_code == 400
+    assert "pip install 'a2a-hub[mcp]'" in refused.json()["error"]["message"]
+    assert refused.json()["error"]["details"][0]["reason"] == "UNSUPPORTED_OPERATION"
