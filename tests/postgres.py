@@ -146,11 +146,19 @@ async def fresh_database(cluster: PostgresCluster) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def fresh_database_for_processes(cluster: PostgresCluster) -> Iterator[str]:
-    """The same for a test that runs no event loop of its own (hub processes)."""
+def fresh_database_for_processes(
+    cluster: PostgresCluster, *, migrated: bool = True
+) -> Iterator[str]:
+    """The same for a test that runs no event loop of its own (hub processes); `migrated`
+    runs what `a2a-hub db migrate` runs first, since `a2a-hub serve` refuses a database
+    without the current schema."""
+    from hub.store.schema import migrate_schema
+
     name = _new_name()
     asyncio.run(_admin(cluster, f"CREATE DATABASE {name}"))
     try:
+        if migrated:
+            asyncio.run(migrate_schema("postgres", dsn=cluster.dsn(name)))
         yield cluster.dsn(name)
     finally:
         asyncio.run(_admin(cluster, f"DROP DATABASE {name} WITH (FORCE)"))

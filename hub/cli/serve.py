@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from pathlib import Path
@@ -36,6 +37,13 @@ def serve(settings: Settings, *, explicit: bool = True) -> None:
         level=settings.server.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if settings.store.kind == "postgres":
+        # Shared by replicas: migrated by `a2a-hub db migrate`, never by whichever starts first.
+        import anyio
+
+        from hub.store.schema import require_current_schema
+
+        anyio.run(functools.partial(require_current_schema, "postgres", dsn=settings.store.dsn))
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
     sock, settings = listen(settings)
     try:
