@@ -14,14 +14,23 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import AsyncIterator, Collection, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
-from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.base import (
+    ChildRecord,
+    PushConfigRecord,
+    TaskChange,
+    TaskNotice,
+    TaskPage,
+    TaskQuery,
+    TaskRecord,
+)
 from hub.store.columns import (
     LIVE_CHILD,
     UNSETTLED_TASK,
@@ -34,6 +43,13 @@ from hub.store.cursor import (
     decode_cursor,
     encode_cursor,
     epoch_micros,
+)
+from hub.store.postgres_replica import (
+    commit_changes,
+    expired_leases,
+    listen_for_notices,
+    renew_leases,
+    with_version,
 )
 from hub.store.postgres_schema import migrate
 
@@ -48,7 +64,7 @@ _PUT = (
     "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
     "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
 )
-_GET = "SELECT body, skill, owner FROM tasks WHERE task_id = $1"
+_GET = "SELECT body, skill, owner, version FROM tasks WHERE task_id = $1"
 _ORDER = "ORDER BY status_us DESC, task_id DESC"
 _TERMINAL = [state.value for state in TERMINAL_STATES]
 _EXPIRED = "SELECT task_id FROM tasks WHERE status_us < $1 AND state = ANY($2::text[])"
@@ -75,14 +91,19 @@ def redact_dsn(dsn: str) -> str:
 class PostgresTaskStore:
     """Task records in a PostgreSQL database, its schema created or migrated on `open`.
 
+    It is a `SharedTaskStore`: hubs on one database are replicas of one hub.
+
     Args:
         dsn: a libpq connection URI (`postgresql://user:password@host:5432/database`).
         pool_size: most connections the store keeps open.
+        lease: seconds this replica's hold on a running task lasts unless renewed.
     """
 
-    def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
+    def __init__(self, dsn: str, *, pool_size: int = 10, lease: float = 15.0) -> None:
         self.dsn = dsn
         self.where = redact_dsn(dsn)
+        self.replica = uuid.uuid4().hex[:12]
+        self.lease = lease
         self._pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
 
@@ -166,7 +187,7 @@ class PostgresTaskStore:
         """The record for `task_id`, or None."""
         async with self._connection(f"cannot read task {task_id} from {self.where}") as db:
             row = await db.fetchrow(_GET, task_id)
-        return None if row is None else task_record(row[0], row[1], row[2])
+        return None if row is None else with_version(task_record(row[0], row[1], row[2]), row[3])
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """A page of records matching `query`, newest status first.
@@ -248,6 +269,9 @@ class PostgresTaskStore:
             )
             await db.execute(
                 f"DELETE FROM children WHERE parent_id IN ({_EXPIRED})", micros, _TERMINAL
+            )
+            await db.execute(
+                f"DELETE FROM task_events WHERE task_id IN ({_EXPIRED})", micros, _TERMINAL
             )
             status = await db.execute(
                 "DELETE FROM tasks WHERE status_us < $1 AND state = ANY($2::text[])",
@@ -348,6 +372,43 @@ class PostgresTaskStore:
         async with self._connection(failure) as db:
             owner = await db.fetchval(_OWNER, agent, task_id)
         return None if owner is None else str(owner)
+
+    # -- replicas (SharedTaskStore) ----------------------------------------------------------
+
+    async def commit(self, changes: Sequence[TaskChange]) -> builtins.set[str]:
+        """Write the changes still at their expected version, with their events; the ids
+        of the tasks another replica had moved."""
+        if not changes:
+            self._open_pool()
+            return set()
+        failure = f"cannot write {len(changes)} task(s) to {self.where}"
+        async with self._connection(failure) as db:
+            return await commit_changes(db, changes, replica=self.replica, lease=self.lease)
+
+    async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
+        """The events of `task_id` numbered above `version`, oldest first."""
+        async with self._connection(f"cannot read the events of task {task_id}") as db:
+            rows = await db.fetch(
+                "SELECT seq, body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+                task_id,
+                version,
+            )
+        return [(int(row[0]), bytes(row[1])) for row in rows]
+
+    async def renew_leases(self) -> int:
+        """Extend this replica's hold on its running tasks by one lease."""
+        async with self._connection(f"cannot renew task leases in {self.where}") as db:
+            return await renew_leases(db, replica=self.replica, lease=self.lease)
+
+    async def expired_leases(self) -> builtins.list[TaskRecord]:
+        """Running tasks whose holder's lease has expired."""
+        async with self._connection(f"cannot read task leases from {self.where}") as db:
+            return await expired_leases(db)
+
+    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
+        """Every committed change, from a listening connection of its own, until cancelled."""
+        self._open_pool()
+        await listen_for_notices(self.dsn, receive, where=self.where)
 
     async def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         async with self._connection(f"cannot read the delegation ledger from {self.where}") as db:

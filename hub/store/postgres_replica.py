@@ -1,0 +1,161 @@
+"""What replicas sharing one PostgreSQL database need beyond task records: versioned writes
+with their events, the event log, leases on running tasks, and the notices of changes.
+
+A batch of changes is one statement: rows still at the version their writer read are
+updated (or inserted when new), the events of exactly those rows are appended, and the
+statement returns which tasks it wrote. Two replicas that write one task from the same
+version cannot both win: the second waits on the row lock, then finds the version moved.
+A trigger on the version column notifies every listening replica at commit (the schema's
+`task_changed`). Times come from the database's clock, so replicas need not agree on theirs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import anyio
+
+from hub.store.base import TaskChange, TaskNotice, TaskRecord
+from hub.store.columns import task_record, task_row
+from hub.store.postgres_schema import NOTICE_CHANNEL, RUNNING_TASK
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["commit_changes", "expired_leases", "listen_for_notices", "renew_leases"]
+
+log = logging.getLogger("hub.store")
+
+_NOW_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+
+_COMMIT = f"""
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+                         $6::text[], $7::bytea[], $8::bigint[], $9::bigint[])
+        AS i(task_id, context_id, state, status_us, owner, skill, body, expected, version)
+),
+updated AS (
+    UPDATE tasks AS t SET context_id = i.context_id, state = i.state,
+        status_us = i.status_us, owner = i.owner, skill = i.skill, body = i.body,
+        version = i.version, replica = $10, lease_us = {_NOW_US} + $11
+    FROM input AS i WHERE t.task_id = i.task_id AND t.version = i.expected
+    RETURNING t.task_id
+),
+inserted AS (
+    INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, version,
+                       replica, lease_us)
+    SELECT i.task_id, i.context_id, i.state, i.status_us, i.owner, i.skill, i.body,
+           i.version, $10, {_NOW_US} + $11
+    FROM input AS i WHERE i.expected = 0
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+won AS (SELECT task_id FROM updated UNION ALL SELECT task_id FROM inserted),
+logged AS (
+    INSERT INTO task_events (task_id, seq, body)
+    SELECT e.task_id, e.seq, e.body
+    FROM unnest($12::text[], $13::bigint[], $14::bytea[]) AS e(task_id, seq, body)
+    WHERE e.task_id IN (SELECT task_id FROM won)
+)
+SELECT task_id FROM won
+"""
+
+_RENEW = f"UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE replica = $1 AND {RUNNING_TASK}"
+_EXPIRED = (
+    f"SELECT body, skill, owner, version FROM tasks WHERE {RUNNING_TASK} "
+    f"AND lease_us < {_NOW_US} ORDER BY lease_us"
+)
+
+RECONNECTED = TaskNotice(task_id="", version=0, replica="")
+"""The notice given after the listening connection was (re)made: anything may have changed."""
+
+
+async def commit_changes(
+    db: asyncpg.Connection, changes: Sequence[TaskChange], *, replica: str, lease: float
+) -> set[str]:
+    """Write `changes` in one statement; the ids of the tasks that were not written."""
+    columns: list[list[object]] = [[] for _ in range(9)]
+    events: list[list[object]] = [[], [], []]
+    for change in changes:
+        row = task_row(change.record)
+        for column, value in zip(
+            columns, (*row, change.expected, change.record.version), strict=True
+        ):
+            column.append(value)
+        for offset, body in enumerate(change.events, start=1):
+            events[0].append(row[0])
+            events[1].append(change.expected + offset)
+            events[2].append(body)
+    rows = await db.fetch(_COMMIT, *columns, replica, round(lease * 1_000_000), *events)
+    written = {row[0] for row in rows}
+    return {change.record.task.id for change in changes} - written
+
+
+async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> int:
+    status = await db.execute(_RENEW, replica, round(lease * 1_000_000))
+    return int(status.rsplit(" ", 1)[-1])
+
+
+async def expired_leases(db: asyncpg.Connection) -> list[TaskRecord]:
+    rows = await db.fetch(_EXPIRED)
+    return [with_version(task_record(row[0], row[1], row[2]), row[3]) for row in rows]
+
+
+def with_version(record: TaskRecord, version: int) -> TaskRecord:
+    return TaskRecord(task=record.task, skill=record.skill, owner=record.owner, version=version)
+
+
+def _set(event: anyio.Event, _db: object) -> None:
+    event.set()
+
+
+def parse_notice(payload: str) -> TaskNotice | None:
+    task_id, _, rest = payload.partition(" ")
+    version, _, replica = rest.partition(" ")
+    if not task_id or not version.isdigit():
+        return None
+    return TaskNotice(task_id=task_id, version=int(version), replica=replica)
+
+
+async def listen_for_notices(
+    dsn: str, receive: Callable[[TaskNotice], None], *, where: str, probe_every: float = 5.0
+) -> None:
+    """LISTEN on a connection of its own until cancelled, reconnecting when it is lost
+    (a server restart, a network cut found by a periodic probe)."""
+    import asyncpg
+
+    def heard(_db: object, _pid: int, _channel: str, payload: str) -> None:
+        notice = parse_notice(payload)
+        if notice is not None:
+            receive(notice)
+
+    pause = 0.1
+    while True:
+        try:
+            db = await asyncpg.connect(dsn, timeout=10)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("cannot listen for task changes on %s (%s); retrying", where, exc)
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        lost = anyio.Event()
+        try:
+            db.add_termination_listener(functools.partial(_set, lost))
+            await db.add_listener(NOTICE_CHANNEL, heard)
+            pause = 0.1
+            receive(RECONNECTED)
+            while not lost.is_set():
+                with anyio.move_on_after(probe_every):
+                    await lost.wait()
+                if not lost.is_set():
+                    with anyio.fail_after(probe_every):
+                        await db.execute("SELECT 1")
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("lost the task change listener on %s (%s); reconnecting", where, exc)
+        finally:
+            with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
+                await db.close(timeout=1)
