@@ -45,6 +45,7 @@ from hub.store.cursor import (
     epoch_micros,
 )
 from hub.store.postgres_replica import (
+    commit_arguments,
     commit_changes,
     expired_leases,
     listen_for_notices,
@@ -381,9 +382,10 @@ class PostgresTaskStore:
         if not changes:
             self._open_pool()
             return set()
+        arguments = commit_arguments(changes)
         failure = f"cannot write {len(changes)} task(s) to {self.where}"
         async with self._connection(failure) as db:
-            return await commit_changes(db, changes, replica=self.replica, lease=self.lease)
+            return await commit_changes(db, arguments, replica=self.replica, lease=self.lease)
 
     async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
         """The events of `task_id` numbered above `version`, oldest first."""

@@ -26,7 +26,13 @@ from hub.store.postgres_schema import NOTICE_CHANNEL, RUNNING_TASK
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["commit_changes", "expired_leases", "listen_for_notices", "renew_leases"]
+__all__ = [
+    "commit_arguments",
+    "commit_changes",
+    "expired_leases",
+    "listen_for_notices",
+    "renew_leases",
+]
 
 log = logging.getLogger("hub.store")
 
@@ -74,10 +80,9 @@ RECONNECTED = TaskNotice(task_id="", version=0, replica="")
 """The notice given after the listening connection was (re)made: anything may have changed."""
 
 
-async def commit_changes(
-    db: asyncpg.Connection, changes: Sequence[TaskChange], *, replica: str, lease: float
-) -> set[str]:
-    """Write `changes` in one statement; the ids of the tasks that were not written."""
+def commit_arguments(changes: Sequence[TaskChange]) -> list[list[object]]:
+    """The statement's arrays for `changes`, built at once (before any await, so the rows
+    are the tasks as they were when the changes were taken)."""
     columns: list[list[object]] = [[] for _ in range(9)]
     events: list[list[object]] = [[], [], []]
     for change in changes:
@@ -90,9 +95,18 @@ async def commit_changes(
             events[0].append(row[0])
             events[1].append(change.expected + offset)
             events[2].append(body)
+    return [*columns, *events]
+
+
+async def commit_changes(
+    db: asyncpg.Connection, arguments: list[list[object]], *, replica: str, lease: float
+) -> set[str]:
+    """Write the changes `arguments` hold in one statement; the ids of the tasks that were
+    not written."""
+    columns, events = arguments[:9], arguments[9:]
     rows = await db.fetch(_COMMIT, *columns, replica, round(lease * 1_000_000), *events)
     written = {row[0] for row in rows}
-    return {change.record.task.id for change in changes} - written
+    return {str(task_id) for task_id in columns[0]} - written
 
 
 async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> int:

@@ -1,0 +1,218 @@
+"""Three real `a2a-hub serve` replicas on one PostgreSQL database, used as one hub: a task
+sent to one is followed on another and canceled on the third; a follow-up reaches a task
+wherever it is parked; every replica lists every task, each caller only its own."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+
+from tests.postgres import PostgresCluster, fresh_database_for_processes
+
+from . import rpc
+from .partnerproc import Child, hub_processes
+from .replica_skills import MARKS_ENV
+
+KEYS = {"REPLICA_TEST_KEY_A": "key-of-a-0123456789", "REPLICA_TEST_KEY_B": "key-of-b-0123456789"}
+AS_A = {"X-API-Key": KEYS["REPLICA_TEST_KEY_A"]}
+AS_B = {"X-API-Key": KEYS["REPLICA_TEST_KEY_B"]}
+
+
+def replica_config(path: Path, dsn: str, *, lease: str = "1s") -> Path:
+    path.write_text(
+        f"""server: {{log_level: warning}}
+store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: {lease}}}
+auth:
+  enabled: true
+  credentials:
+    - name: a
+      api_key: "${{REPLICA_TEST_KEY_A}}"
+    - name: b
+      api_key: "${{REPLICA_TEST_KEY_B}}"
+skills:
+  - builtin: echo
+  - module: tests.e2e.crash_skills:interview
+  - module: tests.e2e.replica_skills:ticker
+  - module: tests.e2e.replica_skills:until_canceled
+"""
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def replicas(
+    postgres_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[list[Child], Path]]:
+    """Three replicas on one fresh database, and the folder where skills leave marks."""
+    folder = tmp_path_factory.mktemp("replicas")
+    marks = folder / "marks"
+    marks.mkdir()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        fresh_database_for_processes(postgres_cluster) as dsn,
+    ):
+        for name, value in {**KEYS, MARKS_ENV: str(marks)}.items():
+            patch.setenv(name, value)
+        configs = [replica_config(folder / f"hub{n}.yaml", dsn) for n in range(3)]
+        with hub_processes(configs) as children:
+            yield children, marks
+
+
+@dataclass
+class Subscriber:
+    """A SubscribeToTask stream read on a thread: every event's result, until it ends."""
+
+    url: str
+    task_id: str
+    headers: dict[str, str] = field(default_factory=lambda: dict(AS_A))
+    stop_after: int | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    first: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def start(self) -> Subscriber:
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        assert self.first.wait(15), "the subscription did not start"
+        return self
+
+    def _read(self) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SubscribeToTask",
+            "params": {"id": self.task_id},
+        }
+        with (
+            httpx.Client(timeout=30) as client,
+            connect_sse(
+                client, "POST", self.url, json=body, headers={**rpc.VERSION, **self.headers}
+            ) as source,
+        ):
+            for sse in source.iter_sse():
+                document = sse.json()
+                assert "result" in document, document
+                self.events.append(document["result"])
+                self.first.set()
+                if self.stop_after is not None and len(self.events) >= self.stop_after:
+                    return  # the client cuts its connection
+
+    def ended(self) -> list[dict[str, Any]]:
+        assert self.thread is not None
+        self.thread.join(30)
+        assert not self.thread.is_alive(), "the stream did not end"
+        return self.events
+
+
+def states(events: list[dict[str, Any]]) -> list[str]:
+    return [e["statusUpdate"]["status"]["state"] for e in events if "statusUpdate" in e]
+
+
+def ticks(events: list[dict[str, Any]]) -> list[int]:
+    """The tick numbers of the status updates (and of the snapshot) of a ticker task."""
+    found = []
+    for event in events:
+        holder = event.get("statusUpdate") or event.get("task")
+        if holder is None:
+            continue  # the artifact
+        text = rpc.status_text(holder)
+        if text.startswith("tick "):
+            found.append(int(text.split()[1]))
+    return found
+
+
+def send(url: str, skill: str, *, headers: dict[str, str] = AS_A, **config: Any) -> dict[str, Any]:
+    return rpc.send(url, "go", {"skill": skill}, headers=headers, **config)
+
+
+def test_a_task_sent_to_one_replica_is_followed_on_a_second_and_canceled_on_the_third(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, second, third), marks = replicas
+    task = send(first.url, "until_canceled", return_immediately=True)
+    follower = Subscriber(second.url, task["id"]).start()
+
+    canceled = rpc.call(third.url, "CancelTask", {"id": task["id"]}, headers=AS_A)
+
+    assert rpc.state(canceled) == "TASK_STATE_CANCELED"
+    events = follower.ended()
+    assert events[0]["task"]["id"] == task["id"]
+    assert states(events)[-1] == "TASK_STATE_CANCELED"
+    rpc.wait_for(
+        lambda: True if (marks / f"{task['id']}.stopped").exists() else None,
+        what="the skill on the first replica to stop",
+    )
+    for replica in (first, second, third):
+        seen = rpc.call(replica.url, "GetTask", {"id": task["id"]}, headers=AS_A)
+        assert rpc.state(seen) == "TASK_STATE_CANCELED"
+
+
+def test_a_subscriber_on_another_replica_sees_every_update_in_order(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, second, _), _ = replicas
+    task = send(first.url, "ticker", return_immediately=True)
+
+    events = Subscriber(second.url, task["id"]).start().ended()
+
+    assert "task" in events[0]
+    seen = ticks(events)
+    assert seen == list(range(seen[0], 11))
+    assert states(events)[-1] == "TASK_STATE_COMPLETED"
+
+
+def test_a_cut_stream_resumed_on_another_replica_starts_with_the_task_then_only_newer_events(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, second, third), _ = replicas
+    task = send(first.url, "ticker", return_immediately=True)
+
+    before = Subscriber(second.url, task["id"], stop_after=3).start().ended()
+    after = Subscriber(third.url, task["id"]).start().ended()
+
+    assert "task" in after[0]
+    assert ticks(before) == list(range(ticks(before)[0], ticks(before)[-1] + 1))
+    resumed = ticks(after)
+    assert resumed[0] >= ticks(before)[-1]
+    assert resumed == list(range(resumed[0], 11))
+    assert states(after)[-1] == "TASK_STATE_COMPLETED"
+
+
+def test_a_follow_up_on_another_replica_continues_the_parked_task(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, second, third), _ = replicas
+    parked = send(first.url, "interview")
+    assert rpc.state(parked) == "TASK_STATE_INPUT_REQUIRED"
+
+    answer = rpc.message("Ada") | {"taskId": parked["id"]}
+    done = rpc.call(second.url, "SendMessage", {"message": answer}, headers=AS_A)["task"]
+
+    assert rpc.state(done) == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"] == [{"text": "Hello, Ada!"}]
+    seen = rpc.call(third.url, "GetTask", {"id": parked["id"]}, headers=AS_A)
+    assert rpc.state(seen) == "TASK_STATE_COMPLETED"
+
+
+def test_every_replica_lists_every_task_and_each_caller_only_its_own(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    children, _ = replicas
+    mine = {send(child.url, "echo", headers=AS_A)["id"] for child in children}
+    theirs = {send(child.url, "echo", headers=AS_B)["id"] for child in children}
+
+    for child in children:
+        listed_a = rpc.call(child.url, "ListTasks", {"pageSize": 100}, headers=AS_A)["tasks"]
+        listed_b = rpc.call(child.url, "ListTasks", {"pageSize": 100}, headers=AS_B)["tasks"]
+        assert mine <= {task["id"] for task in listed_a}
+        assert not theirs & {task["id"] for task in listed_a}
+        assert theirs == {task["id"] for task in listed_b}
+        hidden = rpc.post(child.url, "GetTask", {"id": next(iter(theirs))}, headers=AS_A).json()
+        assert hidden["error"]["code"] == -32001
