@@ -25,19 +25,26 @@ AS_A = {"X-API-Key": KEYS["REPLICA_TEST_KEY_A"]}
 AS_B = {"X-API-Key": KEYS["REPLICA_TEST_KEY_B"]}
 
 
-def replica_config(path: Path, dsn: str, *, lease: str = "1s") -> Path:
-    path.write_text(
-        f"""server: {{log_level: warning}}
-store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: {lease}}}
-auth:
+AUTH = """auth:
   enabled: true
   credentials:
     - name: a
-      api_key: "${{REPLICA_TEST_KEY_A}}"
+      api_key: "${REPLICA_TEST_KEY_A}"
     - name: b
-      api_key: "${{REPLICA_TEST_KEY_B}}"
+      api_key: "${REPLICA_TEST_KEY_B}"
+"""
+
+
+def replica_config(path: Path, dsn: str, *, auth: bool = True, agents: Path | None = None) -> Path:
+    """A replica's hub.yaml: the shared database with a 1 s lease, the test skills, and
+    two credentials (or auth off), and an agents.yaml if one is named."""
+    path.write_text(
+        f"""server: {{log_level: warning}}
+store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 1s}}
+{AUTH if auth else ""}{f"agents: {agents}" if agents else ""}
 skills:
   - builtin: echo
+  - builtin: delegate
   - module: tests.e2e.crash_skills:interview
   - module: tests.e2e.replica_skills:ticker
   - module: tests.e2e.replica_skills:until_canceled
@@ -216,3 +223,25 @@ def test_every_replica_lists_every_task_and_each_caller_only_its_own(
         assert theirs == {task["id"] for task in listed_b}
         hidden = rpc.post(child.url, "GetTask", {"id": next(iter(theirs))}, headers=AS_A).json()
         assert hidden["error"]["code"] == -32001
+
+
+def test_of_three_replicas_canceling_one_task_at_once_exactly_one_wins(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    children, _ = replicas
+    task = send(children[0].url, "until_canceled", return_immediately=True)
+    answers: list[dict[str, Any]] = []
+
+    def cancel(url: str) -> None:
+        answers.append(rpc.post(url, "CancelTask", {"id": task["id"]}, headers=AS_A).json())
+
+    threads = [threading.Thread(target=cancel, args=(child.url,)) for child in children]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    won = [answer["result"] for answer in answers if "result" in answer]
+    refused = [answer["error"]["code"] for answer in answers if "error" in answer]
+    assert [rpc.state(task) for task in won] == ["TASK_STATE_CANCELED"]
+    assert refused == [-32002, -32002]
