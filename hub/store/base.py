@@ -248,6 +248,21 @@ class SharedTaskStore(TaskStore, Protocol):
     async def expired_leases(self) -> builtins.list[TaskRecord]:
         """Running tasks (submitted or working) whose holder's lease has expired."""
 
+    async def put_runtime_partner(self, name: str, body: bytes) -> None:
+        """Insert or replace the partner added at run time called `name` (`body`: what the
+        partners layer makes of it, opaque here)."""
+
+    async def delete_runtime_partner(self, name: str) -> bool:
+        """Forget a partner added at run time; True if it was stored."""
+
+    async def list_runtime_partners(self) -> builtins.list[bytes]:
+        """The bodies of the partners added at run time, in the order they were first
+        stored."""
+
+    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
+        """Call `receive` whenever the partners added at run time change, and whenever the
+        listening connection is (re)made, until cancelled."""
+
     async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
         """Call `receive` with every change any replica commits, until cancelled; after a
         lost connection it reconnects, and calls `receive` with a notice whose `task_id` is

@@ -48,11 +48,12 @@ from hub.store.postgres_replica import (
     commit_arguments,
     commit_changes,
     expired_leases,
+    listen,
     listen_for_notices,
     renew_leases,
     with_version,
 )
-from hub.store.postgres_schema import migrate
+from hub.store.postgres_schema import PARTNERS_CHANNEL, migrate
 
 if TYPE_CHECKING:
     import asyncpg
@@ -411,6 +412,39 @@ class PostgresTaskStore:
         """Every committed change, from a listening connection of its own, until cancelled."""
         self._open_pool()
         await listen_for_notices(self.dsn, receive, where=self.where)
+
+    async def put_runtime_partner(self, name: str, body: bytes) -> None:
+        """Insert or replace a partner added at run time."""
+        async with self._connection(f"cannot record partner '{name}' in {self.where}") as db:
+            await db.execute(
+                "INSERT INTO runtime_partners (name, body) VALUES ($1, $2) "
+                "ON CONFLICT (name) DO UPDATE SET body = excluded.body",
+                name,
+                body,
+            )
+
+    async def delete_runtime_partner(self, name: str) -> bool:
+        """Forget a partner added at run time; True if it was stored."""
+        async with self._connection(f"cannot forget partner '{name}' in {self.where}") as db:
+            status = await db.execute("DELETE FROM runtime_partners WHERE name = $1", name)
+        return bool(status != "DELETE 0")
+
+    async def list_runtime_partners(self) -> builtins.list[bytes]:
+        """The stored partners added at run time, oldest first."""
+        async with self._connection(f"cannot read the runtime partners of {self.where}") as db:
+            rows = await db.fetch("SELECT body FROM runtime_partners ORDER BY seq")
+        return [bytes(row[0]) for row in rows]
+
+    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
+        """Call `receive` at every change of the runtime partners (and at each connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn,
+            PARTNERS_CHANNEL,
+            lambda _payload: receive(),
+            connected=receive,
+            where=self.where,
+        )
 
     async def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         async with self._connection(f"cannot read the delegation ledger from {self.where}") as db:

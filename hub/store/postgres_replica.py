@@ -135,33 +135,38 @@ def parse_notice(payload: str) -> TaskNotice | None:
     return TaskNotice(task_id=task_id, version=int(version), replica=replica)
 
 
-async def listen_for_notices(
-    dsn: str, receive: Callable[[TaskNotice], None], *, where: str, probe_every: float = 5.0
+async def listen(
+    dsn: str,
+    channel: str,
+    heard: Callable[[str], None],
+    *,
+    connected: Callable[[], None],
+    where: str,
+    probe_every: float = 5.0,
 ) -> None:
-    """LISTEN on a connection of its own until cancelled, reconnecting when it is lost
-    (a server restart, a network cut found by a periodic probe)."""
+    """LISTEN on `channel` on a connection of its own until cancelled, calling `heard` with
+    each payload, and `connected` each time the connection is (re)made; it reconnects when
+    the connection is lost (a server restart, or a network cut a periodic probe finds)."""
     import asyncpg
 
-    def heard(_db: object, _pid: int, _channel: str, payload: str) -> None:
-        notice = parse_notice(payload)
-        if notice is not None:
-            receive(notice)
+    def notified(_db: object, _pid: int, _channel: str, payload: str) -> None:
+        heard(payload)
 
     pause = 0.1
     while True:
         try:
             db = await asyncpg.connect(dsn, timeout=10)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            log.warning("cannot listen for task changes on %s (%s); retrying", where, exc)
+            log.warning("cannot listen for changes on %s (%s); retrying", where, exc)
             await anyio.sleep(pause)
             pause = min(pause * 2, 5.0)
             continue
         lost = anyio.Event()
         try:
             db.add_termination_listener(functools.partial(_set, lost))
-            await db.add_listener(NOTICE_CHANNEL, heard)
+            await db.add_listener(channel, notified)
             pause = 0.1
-            receive(RECONNECTED)
+            connected()
             while not lost.is_set():
                 with anyio.move_on_after(probe_every):
                     await lost.wait()
@@ -169,7 +174,21 @@ async def listen_for_notices(
                     with anyio.fail_after(probe_every):
                         await db.execute("SELECT 1")
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-            log.warning("lost the task change listener on %s (%s); reconnecting", where, exc)
+            log.warning("lost the change listener on %s (%s); reconnecting", where, exc)
         finally:
             with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
                 await db.close(timeout=1)
+
+
+async def listen_for_notices(
+    dsn: str, receive: Callable[[TaskNotice], None], *, where: str
+) -> None:
+    """Every task change as a `TaskNotice`, and `RECONNECTED` whenever the listening
+    connection is (re)made."""
+
+    def heard(payload: str) -> None:
+        notice = parse_notice(payload)
+        if notice is not None:
+            receive(notice)
+
+    await listen(dsn, NOTICE_CHANNEL, heard, connected=lambda: receive(RECONNECTED), where=where)

@@ -20,10 +20,20 @@ from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["NOTICE_CHANNEL", "RUNNING_TASK", "SCHEMA_VERSION", "migrate", "schema_version"]
+__all__ = [
+    "NOTICE_CHANNEL",
+    "PARTNERS_CHANNEL",
+    "RUNNING_TASK",
+    "SCHEMA_VERSION",
+    "migrate",
+    "schema_version",
+]
 
 NOTICE_CHANNEL = "a2a_hub_tasks"
 """The LISTEN/NOTIFY channel of task changes: "task_id version replica" per change."""
+
+PARTNERS_CHANNEL = "a2a_hub_partners"
+"""The LISTEN/NOTIFY channel of changes to the partners added at run time."""
 
 RUNNING_TASK = "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
 """A task some replica is running (and holds a lease on)."""
@@ -121,6 +131,19 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         END $$""",
         "CREATE TRIGGER task_changed AFTER INSERT OR UPDATE OF version ON tasks "
         "FOR EACH ROW EXECUTE FUNCTION task_changed()",
+        # Partners added at run time (spawn_agent, sync_state), known to every replica.
+        """CREATE TABLE runtime_partners (
+            seq  BIGSERIAL,
+            name TEXT PRIMARY KEY,
+            body BYTEA NOT NULL
+        )""",
+        f"""CREATE FUNCTION runtime_partners_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{PARTNERS_CHANNEL}', '');
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER runtime_partners_changed AFTER INSERT OR UPDATE OR DELETE "
+        "ON runtime_partners FOR EACH STATEMENT EXECUTE FUNCTION runtime_partners_changed()",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -17,7 +17,7 @@ from httpx_sse import connect_sse
 from tests.postgres import PostgresCluster, fresh_database_for_processes
 
 from . import rpc
-from .partnerproc import Child, hub_processes
+from .partnerproc import Child, PartnerSpec, hub_processes, partner_process
 from .replica_skills import MARKS_ENV
 
 KEYS = {"REPLICA_TEST_KEY_A": "key-of-a-0123456789", "REPLICA_TEST_KEY_B": "key-of-b-0123456789"}
@@ -30,6 +30,7 @@ AUTH = """auth:
   credentials:
     - name: a
       api_key: "${REPLICA_TEST_KEY_A}"
+      federation: [spawn_agent]
     - name: b
       api_key: "${REPLICA_TEST_KEY_B}"
 """
@@ -42,9 +43,11 @@ def replica_config(path: Path, dsn: str, *, auth: bool = True, agents: Path | No
         f"""server: {{log_level: warning}}
 store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 1s}}
 {AUTH if auth else ""}{f"agents: {agents}" if agents else ""}
+federation: {{allow_cidrs: [127.0.0.0/8]}}
 skills:
   - builtin: echo
   - builtin: delegate
+  - builtin: federation
   - module: tests.e2e.crash_skills:interview
   - module: tests.e2e.replica_skills:ticker
   - module: tests.e2e.replica_skills:until_canceled
@@ -245,3 +248,34 @@ def test_of_three_replicas_canceling_one_task_at_once_exactly_one_wins(
     refused = [answer["error"]["code"] for answer in answers if "error" in answer]
     assert [rpc.state(task) for task in won] == ["TASK_STATE_CANCELED"]
     assert refused == [-32002, -32002]
+
+
+def test_a_partner_spawned_on_one_replica_is_served_by_every_replica_and_a_new_one(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    children, marks = replicas
+    with partner_process(PartnerSpec(name="echo", behaviour="echo")) as (_, partner):
+        agent = {"name": "spawned-echo", "url": partner}
+        spawned = rpc.send(
+            children[0].url, "spawn", {"swarmKind": "spawn_agent", "agent": agent}, headers=AS_A
+        )
+        assert rpc.state(spawned) == "TASK_STATE_COMPLETED"
+
+        def delegated(url: str) -> dict[str, Any] | None:
+            reply = rpc.post(
+                url,
+                "SendMessage",
+                {
+                    "message": rpc.message("hello"),
+                    "metadata": {"skill": "delegate", "agent": "spawned-echo"},
+                },
+                headers=AS_A,
+            ).json()
+            task = reply.get("result", {}).get("task")
+            return task if task and rpc.state(task) == "TASK_STATE_COMPLETED" else None
+
+        for child in children[1:]:
+            rpc.wait_for(lambda url=child.url: delegated(url), what="the partner on a replica")
+        config = marks.parent / "hub0.yaml"
+        with hub_processes([config]) as [started_later]:
+            assert delegated(started_later.url) is not None

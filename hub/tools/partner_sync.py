@@ -1,0 +1,112 @@
+"""Partners added at run time, shared by the replicas of one hub through their shared store.
+
+A replica that adds a partner (`spawn_agent`, learned through `sync_state`) records it in
+the store; every replica hears of the change and serves the stored set from then on, and a
+replica that starts serves what is stored. So they are known to every replica and survive
+restarts. A partner is checked (guard, card) by the replica that adds it; the others take
+it as recorded, and every request to it still passes the guard of the replica that sends it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from types import TracebackType
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hub.errors import HubError
+from hub.registry import AgentEntry
+from hub.store import SharedTaskStore
+from hub.tools.partners import Partners
+from hub.tools.runtime_partners import RuntimePartner
+
+__all__ = ["PartnerSync", "dump_runtime_partner", "load_runtime_partner"]
+
+log = logging.getLogger("hub.tools.partners")
+
+
+def dump_runtime_partner(runtime: RuntimePartner) -> bytes:
+    """A runtime partner as the store keeps it (JSON)."""
+    return json.dumps(
+        {
+            "entry": runtime.entry.model_dump(mode="json", exclude_defaults=True),
+            "origin": runtime.origin,
+            "description": runtime.description,
+        }
+    ).encode()
+
+
+def load_runtime_partner(body: bytes) -> RuntimePartner:
+    """A runtime partner from the store's JSON.
+
+    Raises:
+        ValueError: the body is not one `dump_runtime_partner` wrote.
+    """
+    document = json.loads(body)
+    return RuntimePartner(
+        entry=AgentEntry.model_validate(document["entry"]),
+        origin=str(document["origin"]),
+        description=document.get("description"),
+    )
+
+
+class PartnerSync:
+    """Keeps `partners`' runtime partners the same as the store's, on every replica.
+
+    Use as an async context manager around serving: entering adopts the stored partners
+    and follows the store's changes until the block ends.
+    """
+
+    def __init__(self, store: SharedTaskStore, partners: Partners) -> None:
+        self._store = store
+        self._partners = partners
+        self._group: TaskGroup | None = None
+        self._wake = anyio.Event()
+
+    async def record(self, runtime: RuntimePartner) -> None:
+        """Store a partner this replica has just added, for every replica."""
+        await self._store.put_runtime_partner(runtime.entry.name, dump_runtime_partner(runtime))
+
+    async def __aenter__(self) -> PartnerSync:
+        await self._adopt()
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._store.runtime_partner_notices, self._changed)
+        self._group.start_soon(self._follow)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        group, self._group = self._group, None
+        if group is not None:
+            group.cancel_scope.cancel()
+            await group.__aexit__(None, None, None)
+
+    def _changed(self) -> None:
+        self._wake.set()
+
+    async def _follow(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            await self._adopt()
+
+    async def _adopt(self) -> None:
+        try:
+            bodies = await self._store.list_runtime_partners()
+        except HubError as exc:
+            log.warning("could not read the partners added at run time: %s", exc)
+            return
+        runtimes = []
+        for body in bodies:
+            try:
+                runtimes.append(load_runtime_partner(body))
+            except (ValueError, KeyError) as exc:
+                log.warning("a stored runtime partner is unreadable, skipped: %s", exc)
+        self._partners.adopt(runtimes)
