@@ -42,7 +42,7 @@ from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.push.config import PushTarget, accept_config
 from hub.push.delivery import WebhookDelivery
 from hub.push.sender import PushSender
-from hub.store import PushConfigRecord, TaskStore
+from hub.store import PushConfigRecord, SharedTaskStore, TaskStore
 from hub.tasks.live import snapshot
 
 __all__ = ["LIVE_STATES", "PushNotifier"]
@@ -93,20 +93,13 @@ class PushNotifier:
         self._sender: PushSender | None = None
         self._group: TaskGroup | None = None
         self._routes: dict[str, dict[str, PushTarget]] = {}
+        self._shared = isinstance(store, SharedTaskStore)
         self._saving: dict[tuple[str, str], anyio.Event] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> PushNotifier:
-        for record in await self._store.find_push_configs(LIVE_STATES):
-            try:
-                self._route(record)
-            except UnsafeUrlError:
-                log.warning(
-                    "push config %s of task %s has an unusable URL; it is skipped",
-                    record.config_id,
-                    record.task_id,
-                )
+        self._route_all(await self._store.find_push_configs(LIVE_STATES))
         http = self._http
         if http is None:
             # Redirects are not followed: httpx's default, and every request says so too.
@@ -121,6 +114,10 @@ class PushNotifier:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._sender.bind(self._group)
+        if isinstance(self._store, SharedTaskStore):
+            # Replicas: a config made on another replica is routed here too, so whichever
+            # replica commits a change of its task delivers it.
+            self._group.start_soon(self._store.push_config_notices, self._config_changed)
         return self
 
     async def __aexit__(
@@ -157,6 +154,10 @@ class PushNotifier:
         """A `TaskObserver`: queue a notification of `task` for each of its configs."""
         targets = self._routes.get(task.id)
         if not targets or self._sender is None:
+            if self._shared and task.status.state.is_terminal and self._group is not None:
+                # A config made on another replica a moment ago may not be routed here yet:
+                # the final state is not left to that race.
+                self._group.start_soon(self._final_from_store, snapshot(task))
             return
         state = task.status.state
         final = state.is_terminal
@@ -334,6 +335,57 @@ class PushNotifier:
             replaced.active = False
         routes[record.config_id] = target
         return replaced
+
+    async def _final_from_store(self, task: Task) -> None:
+        try:
+            records = await self._store.list_push_configs(task.id)
+        except StoreError as exc:
+            log.warning("could not read the push configs of task %s: %s", task.id, exc)
+            return
+        targets = []
+        for record in records:
+            try:
+                targets.append(PushTarget(record, self.guard.parse(record.config.url)))
+            except UnsafeUrlError:
+                continue
+        if targets and self._sender is not None:
+            self._sender.notify(task, targets, final=True)
+
+    def _route_all(self, records: Collection[PushConfigRecord]) -> None:
+        for record in records:
+            try:
+                self._route(record)
+            except UnsafeUrlError:
+                log.warning(
+                    "push config %s of task %s has an unusable URL; it is skipped",
+                    record.config_id,
+                    record.task_id,
+                )
+
+    def _config_changed(self, task_id: str) -> None:
+        if self._group is not None:
+            self._group.start_soon(self._reroute, task_id)
+
+    async def _reroute(self, task_id: str) -> None:
+        """Route the configs of `task_id` ("": of every live task) as the store has them
+        now, another replica having changed them."""
+        try:
+            if task_id:
+                stored = await self._store.get(task_id)
+                live = stored is not None and not stored.task.status.state.is_terminal
+                records = await self._store.list_push_configs(task_id) if live else []
+            else:
+                records = await self._store.find_push_configs(LIVE_STATES)
+        except StoreError as exc:
+            log.warning("could not read push configs changed on another replica: %s", exc)
+            return
+        dropped = [self._routes.pop(task_id, {})] if task_id else list(self._routes.values())
+        if not task_id:
+            self._routes = {}
+        for routes in dropped:
+            for target in routes.values():
+                target.active = False
+        self._route_all(records)
 
     def _undo(self, record: PushConfigRecord, replaced: PushTarget | None) -> None:
         routes = self._routes.get(record.task_id)

@@ -263,6 +263,10 @@ class SharedTaskStore(TaskStore, Protocol):
         """Call `receive` whenever the partners added at run time change, and whenever the
         listening connection is (re)made, until cancelled."""
 
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change, and with "" whenever
+        the listening connection is (re)made, until cancelled."""
+
     async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
         """Call `receive` with every change any replica commits, until cancelled; after a
         lost connection it reconnects, and calls `receive` with a notice whose `task_id` is

@@ -53,7 +53,7 @@ from hub.store.postgres_replica import (
     renew_leases,
     with_version,
 )
-from hub.store.postgres_schema import PARTNERS_CHANNEL, migrate
+from hub.store.postgres_schema import PARTNERS_CHANNEL, PUSH_CHANNEL, migrate
 
 if TYPE_CHECKING:
     import asyncpg
@@ -444,6 +444,14 @@ class PostgresTaskStore:
             lambda _payload: receive(),
             connected=receive,
             where=self.where,
+        )
+
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change ("" at each
+        connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn, PUSH_CHANNEL, receive, connected=lambda: receive(""), where=self.where
         )
 
     async def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:

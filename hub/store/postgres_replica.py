@@ -12,8 +12,8 @@ A trigger on the version column notifies every listening replica at commit (the 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -123,16 +123,38 @@ def with_version(record: TaskRecord, version: int) -> TaskRecord:
     return TaskRecord(task=record.task, skill=record.skill, owner=record.owner, version=version)
 
 
-def _set(event: anyio.Event, _db: object) -> None:
-    event.set()
-
-
 def parse_notice(payload: str) -> TaskNotice | None:
     task_id, _, rest = payload.partition(" ")
     version, _, replica = rest.partition(" ")
     if not task_id or not version.isdigit():
         return None
     return TaskNotice(task_id=task_id, version=int(version), replica=replica)
+
+
+class _Inbox:
+    """What the driver's callbacks (run outside any task) hand to the listening task:
+    payloads, and whether the connection was lost."""
+
+    def __init__(self) -> None:
+        self.payloads: deque[str] = deque()
+        self.lost = False
+        self._arrived = anyio.Event()
+
+    def put(self, _db: object, _pid: int, _channel: str, payload: str) -> None:
+        self.payloads.append(payload)
+        self._arrived.set()
+
+    def cut(self, _db: object) -> None:
+        self.lost = True
+        self._arrived.set()
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait for a payload or the loss, at most `seconds`; False if none came."""
+        with anyio.move_on_after(seconds):
+            await self._arrived.wait()
+        arrived = self._arrived.is_set()
+        self._arrived = anyio.Event()
+        return arrived
 
 
 async def listen(
@@ -145,12 +167,10 @@ async def listen(
     probe_every: float = 5.0,
 ) -> None:
     """LISTEN on `channel` on a connection of its own until cancelled, calling `heard` with
-    each payload, and `connected` each time the connection is (re)made; it reconnects when
-    the connection is lost (a server restart, or a network cut a periodic probe finds)."""
+    each payload (in this task), and `connected` each time the connection is (re)made; it
+    reconnects when the connection is lost (a server restart, or a network cut a periodic
+    probe finds)."""
     import asyncpg
-
-    def notified(_db: object, _pid: int, _channel: str, payload: str) -> None:
-        heard(payload)
 
     pause = 0.1
     while True:
@@ -161,18 +181,18 @@ async def listen(
             await anyio.sleep(pause)
             pause = min(pause * 2, 5.0)
             continue
-        lost = anyio.Event()
+        inbox = _Inbox()
         try:
-            db.add_termination_listener(functools.partial(_set, lost))
-            await db.add_listener(channel, notified)
+            db.add_termination_listener(inbox.cut)
+            await db.add_listener(channel, inbox.put)
             pause = 0.1
             connected()
-            while not lost.is_set():
-                with anyio.move_on_after(probe_every):
-                    await lost.wait()
-                if not lost.is_set():
+            while not inbox.lost:
+                if not await inbox.wait(probe_every):  # quiet: is the connection still up?
                     with anyio.fail_after(probe_every):
                         await db.execute("SELECT 1")
+                while inbox.payloads:
+                    heard(inbox.payloads.popleft())
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             log.warning("lost the change listener on %s (%s); reconnecting", where, exc)
         finally:

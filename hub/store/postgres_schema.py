@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NOTICE_CHANNEL",
     "PARTNERS_CHANNEL",
+    "PUSH_CHANNEL",
     "RUNNING_TASK",
     "SCHEMA_VERSION",
     "migrate",
@@ -34,6 +35,9 @@ NOTICE_CHANNEL = "a2a_hub_tasks"
 
 PARTNERS_CHANNEL = "a2a_hub_partners"
 """The LISTEN/NOTIFY channel of changes to the partners added at run time."""
+
+PUSH_CHANNEL = "a2a_hub_push_configs"
+"""The LISTEN/NOTIFY channel of push config changes: the task id per change."""
 
 RUNNING_TASK = "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
 """A task some replica is running (and holds a lease on)."""
@@ -144,6 +148,14 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         END $$""",
         "CREATE TRIGGER runtime_partners_changed AFTER INSERT OR UPDATE OR DELETE "
         "ON runtime_partners FOR EACH STATEMENT EXECUTE FUNCTION runtime_partners_changed()",
+        # Push configs are made on any replica and delivered by whichever writes the task.
+        f"""CREATE FUNCTION push_configs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{PUSH_CHANNEL}', coalesce(NEW.task_id, OLD.task_id));
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER push_configs_changed AFTER INSERT OR UPDATE OR DELETE "
+        "ON push_configs FOR EACH ROW EXECUTE FUNCTION push_configs_changed()",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -20,7 +20,7 @@ from tests.postgres import PostgresCluster, fresh_database_for_processes, runnin
 from . import rpc
 from .partnerproc import PartnerSpec, agents_for, hub_processes, partner_processes
 from .replica_skills import MARKS_ENV
-from .test_replicas import Subscriber, replica_config, states
+from .test_replicas import Subscriber, Webhook, replica_config, states, watch_with_push
 
 SLOW = PartnerSpec(name="slow", behaviour="slow", delay=60)
 NO_AUTH: dict[str, str] = {}
@@ -64,6 +64,7 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
     postgres_cluster: PostgresCluster, tmp_path: Path
 ) -> None:
     with (
+        Webhook() as webhook,
         partner_processes([SLOW]) as partners,
         pytest.MonkeyPatch.context() as patch,
         fresh_database_for_processes(postgres_cluster) as dsn,
@@ -89,6 +90,7 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
                     return_immediately=True,
                 )
                 parked = rpc.send(victim.url, "hi", {"skill": "interview"})
+                watch_with_push(second.url, running[0]["id"], webhook, NO_AUTH)
                 followers = [
                     Subscriber(second.url, running[0]["id"], headers=NO_AUTH).start(),
                     Subscriber(third.url, running[1]["id"], headers=NO_AUTH).start(),
@@ -114,6 +116,10 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
                 last = [e for e in events if "statusUpdate" in e][-1]["statusUpdate"]
                 assert rpc.status_text(last) == INTERRUPTED_REPLICA_STOPPED
             assert load.acknowledged
+            # Made on a survivor for a task of the lost replica: the takeover reports it.
+            assert webhook.wait_for_state(running[0]["id"], "TASK_STATE_FAILED")[-1] == (
+                "TASK_STATE_FAILED"
+            )
             for task_id, _ in load.acknowledged.items():
                 assert rpc.state(rpc.settled(third.url, task_id)) == "TASK_STATE_COMPLETED"
             working = rpc.call(second.url, "ListTasks", {"status": "TASK_STATE_WORKING"})

@@ -4,9 +4,12 @@ wherever it is parked; every replica lists every task, each caller only its own.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ def replica_config(path: Path, dsn: str, *, auth: bool = True, agents: Path | No
 store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 1s}}
 {AUTH if auth else ""}{f"agents: {agents}" if agents else ""}
 federation: {{allow_cidrs: [127.0.0.0/8]}}
+push: {{allow_cidrs: [127.0.0.0/8]}}
 skills:
   - builtin: echo
   - builtin: delegate
@@ -73,6 +77,62 @@ def replicas(
         configs = [replica_config(folder / f"hub{n}.yaml", dsn) for n in range(3)]
         with hub_processes(configs) as children:
             yield children, marks
+
+
+class Webhook:
+    """A push notification receiver on loopback, run on a thread: the states it was sent,
+    by task id."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, list[str]] = {}
+        self._arrived = threading.Condition()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                task = json.loads(body)["task"]
+                with hook._arrived:
+                    hook.states.setdefault(task["id"], []).append(task["status"]["state"])
+                    hook._arrived.notify_all()
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hook"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Webhook:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def wait_for_state(self, task_id: str, state: str, timeout: float = 15.0) -> list[str]:
+        """The states sent for `task_id`, once `state` is among them."""
+        with self._arrived:
+            arrived = self._arrived.wait_for(
+                lambda: state in self.states.get(task_id, []), timeout=timeout
+            )
+            assert arrived, f"no {state} notification of task {task_id}: {self.states}"
+            return list(self.states[task_id])
+
+
+def watch_with_push(url: str, task_id: str, webhook: Webhook, headers: dict[str, str]) -> None:
+    """Create a push config of `task_id` at the replica `url`, delivering to `webhook`."""
+    params = {"taskId": task_id, "url": webhook.url}
+    rpc.call(url, "CreateTaskPushNotificationConfig", params, headers=headers)
+
+
+@pytest.fixture
+def stack() -> Iterator[ExitStack]:
+    with ExitStack() as opened:
+        yield opened
 
 
 @dataclass
@@ -143,11 +203,13 @@ def send(url: str, skill: str, *, headers: dict[str, str] = AS_A, **config: Any)
 
 
 def test_a_task_sent_to_one_replica_is_followed_on_a_second_and_canceled_on_the_third(
-    replicas: tuple[list[Child], Path],
+    replicas: tuple[list[Child], Path], stack: ExitStack
 ) -> None:
     (first, second, third), marks = replicas
     task = send(first.url, "until_canceled", return_immediately=True)
     follower = Subscriber(second.url, task["id"]).start()
+    webhook = stack.enter_context(Webhook())
+    watch_with_push(second.url, task["id"], webhook, AS_A)
 
     canceled = rpc.call(third.url, "CancelTask", {"id": task["id"]}, headers=AS_A)
 
@@ -162,6 +224,8 @@ def test_a_task_sent_to_one_replica_is_followed_on_a_second_and_canceled_on_the_
     for replica in (first, second, third):
         seen = rpc.call(replica.url, "GetTask", {"id": task["id"]}, headers=AS_A)
         assert rpc.state(seen) == "TASK_STATE_CANCELED"
+    # The config was made on the second replica; the third, which wrote the cancel, sent it.
+    assert webhook.wait_for_state(task["id"], "TASK_STATE_CANCELED") == ["TASK_STATE_CANCELED"]
 
 
 def test_a_subscriber_on_another_replica_sees_every_update_in_order(
