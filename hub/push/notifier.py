@@ -15,6 +15,7 @@ at once, with the artifacts.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Collection
 from types import TracebackType
 
@@ -57,6 +58,10 @@ LIVE_STATES = frozenset(
 _UNKNOWN_TASK = "new-task"
 """Stands in for the id of a task that is not created yet, while a config is checked."""
 
+_RECENTLY_FINISHED = 1024
+"""How many such tasks are remembered: far more than can end between a config's commit on
+one replica and its notice on another."""
+
 SHUTDOWN_GRACE = 2.0
 """Seconds the requests in flight may take to finish when the hub stops (retries and
 throttled states are dropped at once)."""
@@ -94,6 +99,8 @@ class PushNotifier:
         self._group: TaskGroup | None = None
         self._routes: dict[str, dict[str, PushTarget]] = {}
         self._shared = isinstance(store, SharedTaskStore)
+        self._finished: OrderedDict[str, Task] = OrderedDict()
+        """With replicas: tasks this replica ended with no config routed, newest last."""
         self._saving: dict[tuple[str, str], anyio.Event] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -154,10 +161,12 @@ class PushNotifier:
         """A `TaskObserver`: queue a notification of `task` for each of its configs."""
         targets = self._routes.get(task.id)
         if not targets or self._sender is None:
-            if self._shared and task.status.state.is_terminal and self._group is not None:
+            if self._shared and task.status.state.is_terminal:
                 # A config made on another replica a moment ago may not be routed here yet:
-                # the final state is not left to that race.
-                self._group.start_soon(self._final_from_store, snapshot(task))
+                # its notice finds the task among those this replica just finished.
+                self._finished[task.id] = snapshot(task)
+                if len(self._finished) > _RECENTLY_FINISHED:
+                    self._finished.popitem(last=False)
             return
         state = task.status.state
         final = state.is_terminal
@@ -336,21 +345,6 @@ class PushNotifier:
         routes[record.config_id] = target
         return replaced
 
-    async def _final_from_store(self, task: Task) -> None:
-        try:
-            records = await self._store.list_push_configs(task.id)
-        except StoreError as exc:
-            log.warning("could not read the push configs of task %s: %s", task.id, exc)
-            return
-        targets = []
-        for record in records:
-            try:
-                targets.append(PushTarget(record, self.guard.parse(record.config.url)))
-            except UnsafeUrlError:
-                continue
-        if targets and self._sender is not None:
-            self._sender.notify(task, targets, final=True)
-
     def _route_all(self, records: Collection[PushConfigRecord]) -> None:
         for record in records:
             try:
@@ -373,12 +367,22 @@ class PushNotifier:
             if task_id:
                 stored = await self._store.get(task_id)
                 live = stored is not None and not stored.task.status.state.is_terminal
-                records = await self._store.list_push_configs(task_id) if live else []
+                finished = self._finished.pop(task_id, None)
+                wanted = live or finished is not None
+                records = await self._store.list_push_configs(task_id) if wanted else []
             else:
+                finished, live = None, True
                 records = await self._store.find_push_configs(LIVE_STATES)
         except StoreError as exc:
             log.warning("could not read push configs changed on another replica: %s", exc)
             return
+        if not live:
+            if finished is not None and records and self._sender is not None:
+                # This replica wrote the end before it heard of the config: it reports it.
+                self._route_all(records)
+                targets = list(self._routes.pop(task_id, {}).values())
+                self._sender.notify(finished, targets, final=True)
+            records = []
         dropped = [self._routes.pop(task_id, {})] if task_id else list(self._routes.values())
         if not task_id:
             self._routes = {}

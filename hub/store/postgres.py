@@ -85,6 +85,13 @@ _PUSH_COLUMNS = "SELECT body, owner, protocol FROM push_configs"
 _OWNER = "SELECT owner FROM partner_tasks WHERE agent = $1 AND task_id = $2"
 
 
+async def _keep_session(_db: asyncpg.Connection) -> None:
+    """The pool's reset of a connection it takes back: none. The store's connections never
+    LISTEN, SET or hold a session lock (listeners have connections of their own; the
+    migration lock ends with its transaction), and asyncpg's default reset would cost a
+    round trip at every release."""
+
+
 def redact_dsn(dsn: str) -> str:
     """`dsn` without its password, fit for messages and logs."""
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
@@ -127,7 +134,11 @@ class PostgresTaskStore:
             ) from None
         try:
             pool = await asyncpg.create_pool(
-                self.dsn, min_size=1, max_size=self._pool_size, command_timeout=30
+                self.dsn,
+                min_size=1,
+                max_size=self._pool_size,
+                command_timeout=30,
+                reset=_keep_session,
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise StoreError(f"cannot connect to the task store {self.where} ({exc})") from None
