@@ -1,9 +1,11 @@
 """The TaskStore protocol: what the task manager (and the push notifier) need from durable
 storage.
 
-Implementations: `SqliteTaskStore` (the embedded default) and `MemoryTaskStore` (tests, and
-hubs that need no durability). The protocol is async so that a shared store (Redis,
-PostgreSQL) can back several hub processes later without changing the task manager.
+Implementations: `SqliteTaskStore` (the embedded default), `PostgresTaskStore` and
+`MemoryTaskStore` (tests, and hubs that need no durability). A store several hub processes
+share (replicas) implements `SharedTaskStore` as well: versioned writes with an event log,
+leases, and notices of changes; the task manager detects it and uses it through
+`hub.tasks.replication`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ one), so what a call acknowledged survives the hub process and, with the server'
 The driver is asyncpg, through a connection pool the store owns from `open` to `close`. It is
 an optional dependency (`pip install 'a2a-hub[postgres]'`), imported when the store opens.
 Queries mirror the SQLite store's one for one (same cursor, same order, same maintained
-counts), so the conformance suite holds both to the same answers.
+counts), so the conformance suite holds both to the same answers. What replicas need beyond
+that (`SharedTaskStore`) is in `hub.store.postgres_replica`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import builtins
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,6 @@ from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
 from hub.store.base import (
     ChildRecord,
     PushConfigRecord,
-    TaskChange,
-    TaskNotice,
     TaskPage,
     TaskQuery,
     TaskRecord,
@@ -44,16 +43,8 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
-from hub.store.postgres_replica import (
-    commit_arguments,
-    commit_changes,
-    expired_leases,
-    listen,
-    listen_for_notices,
-    renew_leases,
-    with_version,
-)
-from hub.store.postgres_schema import PARTNERS_CHANNEL, PUSH_CHANNEL, migrate
+from hub.store.postgres_replica import ReplicaMethods, with_version
+from hub.store.postgres_schema import migrate
 
 if TYPE_CHECKING:
     import asyncpg
@@ -97,7 +88,7 @@ def redact_dsn(dsn: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(ReplicaMethods):
     """Task records in a PostgreSQL database, its schema created or migrated on `open`.
 
     It is a `SharedTaskStore`: hubs on one database are replicas of one hub.
@@ -385,85 +376,6 @@ class PostgresTaskStore:
         async with self._connection(failure) as db:
             owner = await db.fetchval(_OWNER, agent, task_id)
         return None if owner is None else str(owner)
-
-    # -- replicas (SharedTaskStore) ----------------------------------------------------------
-
-    async def commit(self, changes: Sequence[TaskChange]) -> builtins.set[str]:
-        """Write the changes still at their expected version, with their events; the ids
-        of the tasks another replica had moved."""
-        if not changes:
-            self._open_pool()
-            return set()
-        arguments = commit_arguments(changes)
-        failure = f"cannot write {len(changes)} task(s) to {self.where}"
-        async with self._connection(failure) as db:
-            return await commit_changes(db, arguments, replica=self.replica, lease=self.lease)
-
-    async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
-        """The events of `task_id` numbered above `version`, oldest first."""
-        async with self._connection(f"cannot read the events of task {task_id}") as db:
-            rows = await db.fetch(
-                "SELECT seq, body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq",
-                task_id,
-                version,
-            )
-        return [(int(row[0]), bytes(row[1])) for row in rows]
-
-    async def renew_leases(self) -> int:
-        """Extend this replica's hold on its running tasks by one lease."""
-        async with self._connection(f"cannot renew task leases in {self.where}") as db:
-            return await renew_leases(db, replica=self.replica, lease=self.lease)
-
-    async def expired_leases(self) -> builtins.list[TaskRecord]:
-        """Running tasks whose holder's lease has expired."""
-        async with self._connection(f"cannot read task leases from {self.where}") as db:
-            return await expired_leases(db)
-
-    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
-        """Every committed change, from a listening connection of its own, until cancelled."""
-        self._open_pool()
-        await listen_for_notices(self.dsn, receive, where=self.where)
-
-    async def put_runtime_partner(self, name: str, body: bytes) -> None:
-        """Insert or replace a partner added at run time."""
-        async with self._connection(f"cannot record partner '{name}' in {self.where}") as db:
-            await db.execute(
-                "INSERT INTO runtime_partners (name, body) VALUES ($1, $2) "
-                "ON CONFLICT (name) DO UPDATE SET body = excluded.body",
-                name,
-                body,
-            )
-
-    async def delete_runtime_partner(self, name: str) -> bool:
-        """Forget a partner added at run time; True if it was stored."""
-        async with self._connection(f"cannot forget partner '{name}' in {self.where}") as db:
-            status = await db.execute("DELETE FROM runtime_partners WHERE name = $1", name)
-        return bool(status != "DELETE 0")
-
-    async def list_runtime_partners(self) -> builtins.list[bytes]:
-        """The stored partners added at run time, oldest first."""
-        async with self._connection(f"cannot read the runtime partners of {self.where}") as db:
-            rows = await db.fetch("SELECT body FROM runtime_partners ORDER BY seq")
-        return [bytes(row[0]) for row in rows]
-
-    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
-        """Call `receive` at every change of the runtime partners (and at each connection)."""
-        self._open_pool()
-        await listen(
-            self.dsn,
-            PARTNERS_CHANNEL,
-            lambda _payload: receive(),
-            connected=receive,
-            where=self.where,
-        )
-
-    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
-        """Call `receive` with the task id of every push config change ("" at each
-        connection)."""
-        self._open_pool()
-        await listen(
-            self.dsn, PUSH_CHANNEL, receive, connected=lambda: receive(""), where=self.where
-        )
 
     async def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         async with self._connection(f"cannot read the delegation ledger from {self.where}") as db:

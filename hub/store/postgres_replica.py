@@ -15,18 +15,25 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from hub.store.base import TaskChange, TaskNotice, TaskRecord
 from hub.store.columns import task_record, task_row
-from hub.store.postgres_schema import NOTICE_CHANNEL, RUNNING_TASK
+from hub.store.postgres_schema import (
+    NOTICE_CHANNEL,
+    PARTNERS_CHANNEL,
+    PUSH_CHANNEL,
+    RUNNING_TASK,
+)
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
+    "ReplicaMethods",
     "commit_arguments",
     "commit_changes",
     "expired_leases",
@@ -212,3 +219,98 @@ async def listen_for_notices(
             receive(notice)
 
     await listen(dsn, NOTICE_CHANNEL, heard, connected=lambda: receive(RECONNECTED), where=where)
+
+
+class ReplicaMethods:
+    """The `SharedTaskStore` part of `PostgresTaskStore`: what replicas need beyond the
+    `TaskStore` protocol, on the store's pool and connection errors."""
+
+    dsn: str
+    where: str
+    replica: str
+    lease: float
+
+    def _open_pool(self) -> asyncpg.Pool:
+        raise NotImplementedError
+
+    def _connection(
+        self, failure: str, *, transaction: bool = False
+    ) -> AbstractAsyncContextManager[Any]:
+        raise NotImplementedError
+
+    async def commit(self, changes: Sequence[TaskChange]) -> set[str]:
+        """Write the changes still at their expected version, with their events; the ids
+        of the tasks another replica had moved."""
+        if not changes:
+            self._open_pool()
+            return set()
+        arguments = commit_arguments(changes)
+        failure = f"cannot write {len(changes)} task(s) to {self.where}"
+        async with self._connection(failure) as db:
+            return await commit_changes(db, arguments, replica=self.replica, lease=self.lease)
+
+    async def events_after(self, task_id: str, version: int) -> list[tuple[int, bytes]]:
+        """The events of `task_id` numbered above `version`, oldest first."""
+        async with self._connection(f"cannot read the events of task {task_id}") as db:
+            rows = await db.fetch(
+                "SELECT seq, body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+                task_id,
+                version,
+            )
+        return [(int(row[0]), bytes(row[1])) for row in rows]
+
+    async def renew_leases(self) -> int:
+        """Extend this replica's hold on its running tasks by one lease."""
+        async with self._connection(f"cannot renew task leases in {self.where}") as db:
+            return await renew_leases(db, replica=self.replica, lease=self.lease)
+
+    async def expired_leases(self) -> list[TaskRecord]:
+        """Running tasks whose holder's lease has expired."""
+        async with self._connection(f"cannot read task leases from {self.where}") as db:
+            return await expired_leases(db)
+
+    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
+        """Every committed change, from a listening connection of its own, until cancelled."""
+        self._open_pool()
+        await listen_for_notices(self.dsn, receive, where=self.where)
+
+    async def put_runtime_partner(self, name: str, body: bytes) -> None:
+        """Insert or replace a partner added at run time."""
+        async with self._connection(f"cannot record partner '{name}' in {self.where}") as db:
+            await db.execute(
+                "INSERT INTO runtime_partners (name, body) VALUES ($1, $2) "
+                "ON CONFLICT (name) DO UPDATE SET body = excluded.body",
+                name,
+                body,
+            )
+
+    async def delete_runtime_partner(self, name: str) -> bool:
+        """Forget a partner added at run time; True if it was stored."""
+        async with self._connection(f"cannot forget partner '{name}' in {self.where}") as db:
+            status = await db.execute("DELETE FROM runtime_partners WHERE name = $1", name)
+        return bool(status != "DELETE 0")
+
+    async def list_runtime_partners(self) -> list[bytes]:
+        """The stored partners added at run time, oldest first."""
+        async with self._connection(f"cannot read the runtime partners of {self.where}") as db:
+            rows = await db.fetch("SELECT body FROM runtime_partners ORDER BY seq")
+        return [bytes(row[0]) for row in rows]
+
+    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
+        """Call `receive` at every change of the runtime partners (and at each connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn,
+            PARTNERS_CHANNEL,
+            lambda _payload: receive(),
+            connected=receive,
+            where=self.where,
+        )
+
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change ("" at each
+        connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn, PUSH_CHANNEL, receive, connected=lambda: receive(""), where=self.where
+        )
