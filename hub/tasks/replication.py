@@ -88,20 +88,21 @@ class Replication:
             if self._live.get(record.task.id) is None:
                 await self._take_over(record)
 
-    def follow(self, live: LiveTask) -> None:
+    def follow(self, live: LiveTask, *, for_subscribers: bool = False) -> None:
         """Publish to `live`'s subscribers and waiters what the event log holds after its
-        version, until a change closes its streams (or nobody reads and it is settled)."""
+        version, until a change closes its streams, or nobody reads any more and nobody
+        waits (`for_subscribers`: nobody reads)."""
         if self._group is None:
             live.broadcast.close_all()
             return
-        self._group.start_soon(self._pump, live)
+        self._group.start_soon(self._pump, live, for_subscribers)
 
     def subscribe(self, record: TaskRecord) -> TaskStream:
         """A stream of a task that runs on another replica: its snapshot now, then what the
         event log holds after it."""
         mirror = LiveTask(record)
         stream = mirror.subscribe()
-        self.follow(mirror)
+        self.follow(mirror, for_subscribers=True)
         return stream
 
     def release(self, live: LiveTask) -> None:
@@ -140,7 +141,7 @@ class Replication:
         self._wakers.setdefault(task_id, []).append(event)
         return event
 
-    async def _pump(self, live: LiveTask) -> None:
+    async def _pump(self, live: LiveTask, for_subscribers: bool) -> None:
         while True:
             woken = self._waker(live.task_id)
             try:
@@ -149,7 +150,8 @@ class Replication:
                     return
             except HubError as exc:
                 log.warning("task %s: could not read its events: %s", live.task_id, exc)
-            if live.broadcast.subscriber_count == 0 and live.settled.is_set():
+            unwatched = live.broadcast.subscriber_count == 0
+            if unwatched and (for_subscribers or live.settled.is_set()):
                 return
             with anyio.move_on_after(_BACKSTOP):
                 await woken.wait()
