@@ -167,7 +167,7 @@ def create_app(
             async with (
                 partners,
                 partners.watching(),
-                sync or nullcontext(),
+                sync.running() if sync is not None else nullcontext(),
                 hub.gateway,
                 push or nullcontext(),
                 manager,

@@ -19,7 +19,8 @@ import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
@@ -49,7 +50,7 @@ from hub.store.postgres_schema import migrate
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["PostgresTaskStore", "redact_dsn"]
+__all__ = ["PostgresTaskStore", "import_driver", "redact_dsn"]
 
 _PUT = (
     "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
@@ -81,6 +82,22 @@ async def _keep_session(_db: asyncpg.Connection) -> None:
     LISTEN, SET or hold a session lock (listeners have connections of their own; the
     migration lock ends with its transaction), and asyncpg's default reset would cost a
     round trip at every release."""
+
+
+def import_driver() -> ModuleType:
+    """The asyncpg module, imported on first use (it is an optional dependency).
+
+    Raises:
+        StoreError: it is not installed; the message says how to install it.
+    """
+    try:
+        import asyncpg
+    except ImportError:
+        raise StoreError(
+            "store.kind is postgres but the driver is not installed: "
+            "pip install 'a2a-hub[postgres]'"
+        ) from None
+    return cast(ModuleType, asyncpg)
 
 
 def redact_dsn(dsn: str) -> str:
@@ -116,13 +133,7 @@ class PostgresTaskStore(ReplicaMethods):
         """
         if self._pool is not None:
             return
-        try:
-            import asyncpg
-        except ImportError:
-            raise StoreError(
-                "store.kind is postgres but the driver is not installed: "
-                "pip install 'a2a-hub[postgres]'"
-            ) from None
+        asyncpg = import_driver()
         try:
             pool = await asyncpg.create_pool(
                 self.dsn,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hub.errors import ConfigError, StoreError
 from hub.store import postgres_schema, sqlite_schema
-from hub.store.postgres import redact_dsn
+from hub.store.postgres import import_driver, redact_dsn
 
 if TYPE_CHECKING:
     import asyncpg
@@ -96,12 +96,10 @@ async def migrate_schema(kind: str, *, path: str = "", dsn: str = "") -> SchemaS
     """
     before = await read_schema(kind, path=path, dsn=dsn)
     if kind == "postgres":
-        import asyncpg
-
         async with _postgres(dsn) as db:
             try:
                 await postgres_schema.migrate(db, before.where)
-            except asyncpg.PostgresError as exc:
+            except import_driver().PostgresError as exc:
                 raise StoreError(f"cannot migrate the task store {before.where} ({exc})") from None
         return before
     from hub.store.sqlite import SqliteTaskStore
@@ -138,13 +136,7 @@ def _sqlite_file(kind: str, path: str) -> Path:
 async def _postgres(dsn: str) -> AsyncIterator[asyncpg.Connection]:
     if not dsn:
         raise ConfigError("store.kind is postgres but store.dsn is empty; set it")
-    try:
-        import asyncpg
-    except ImportError:
-        raise StoreError(
-            "store.kind is postgres but the driver is not installed: "
-            "pip install 'a2a-hub[postgres]'"
-        ) from None
+    asyncpg = import_driver()
     try:
         db = await asyncpg.connect(dsn, timeout=10)
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:

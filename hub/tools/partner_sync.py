@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
-from types import TracebackType
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
-from anyio.abc import TaskGroup
 
 from hub.errors import HubError
 from hub.registry import AgentEntry
@@ -55,38 +55,29 @@ def load_runtime_partner(body: bytes) -> RuntimePartner:
 class PartnerSync:
     """Keeps `partners`' runtime partners the same as the store's, on every replica.
 
-    Use as an async context manager around serving: entering adopts the stored partners
-    and follows the store's changes until the block ends.
+    Serve inside `running()`.
     """
 
     def __init__(self, store: SharedTaskStore, partners: Partners) -> None:
         self._store = store
         self._partners = partners
-        self._group: TaskGroup | None = None
         self._wake = anyio.Event()
 
     async def record(self, runtime: RuntimePartner) -> None:
         """Store a partner this replica has just added, for every replica."""
         await self._store.put_runtime_partner(runtime.entry.name, dump_runtime_partner(runtime))
 
-    async def __aenter__(self) -> PartnerSync:
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Adopt the stored partners, then follow the store's changes while the block runs."""
         await self._adopt()
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._group.start_soon(self._store.runtime_partner_notices, self._changed)
-        self._group.start_soon(self._follow)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        group, self._group = self._group, None
-        if group is not None:
-            group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._store.runtime_partner_notices, self._changed)
+            group.start_soon(self._follow)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
 
     def _changed(self) -> None:
         self._wake.set()
