@@ -244,8 +244,9 @@ class SharedTaskStore(TaskStore, Protocol):
     async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
         """The events of `task_id` numbered above `version`, in order: (number, wire JSON)."""
 
-    async def renew_leases(self) -> int:
-        """Extend this replica's hold on its running tasks by one lease; how many."""
+    async def renew_leases(self) -> builtins.set[str]:
+        """Extend this replica's hold on its running tasks by one lease; the ids of the
+        tasks the store has it hold (a task missing there was written by another)."""
 
     async def expired_leases(self) -> builtins.list[TaskRecord]:
         """Running tasks (submitted or working) whose holder's lease has expired."""

@@ -77,7 +77,10 @@ logged AS (
 SELECT task_id FROM won
 """
 
-_RENEW = f"UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE replica = $1 AND {RUNNING_TASK}"
+_RENEW = (
+    f"UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE replica = $1 AND {RUNNING_TASK} "
+    "RETURNING task_id"
+)
 _EXPIRED = (
     f"SELECT body, skill, owner, version FROM tasks WHERE {RUNNING_TASK} "
     f"AND lease_us < {_NOW_US} ORDER BY lease_us"
@@ -116,9 +119,9 @@ async def commit_changes(
     return {str(task_id) for task_id in columns[0]} - written
 
 
-async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> int:
-    status = await db.execute(_RENEW, replica, round(lease * 1_000_000))
-    return int(status.rsplit(" ", 1)[-1])
+async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> set[str]:
+    rows = await db.fetch(_RENEW, replica, round(lease * 1_000_000))
+    return {str(row[0]) for row in rows}
 
 
 async def expired_leases(db: asyncpg.Connection) -> list[TaskRecord]:
@@ -259,8 +262,8 @@ class ReplicaMethods:
             )
         return [(int(row[0]), bytes(row[1])) for row in rows]
 
-    async def renew_leases(self) -> int:
-        """Extend this replica's hold on its running tasks by one lease."""
+    async def renew_leases(self) -> set[str]:
+        """Extend this replica's hold on its running tasks by one lease; their ids."""
         async with self._connection(f"cannot renew task leases in {self.where}") as db:
             return await renew_leases(db, replica=self.replica, lease=self.lease)
 

@@ -24,7 +24,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from hub.errors import HubError
-from hub.protocol import StreamResponse
+from hub.protocol import StreamResponse, TaskState
 from hub.store import SharedTaskStore, TaskNotice, TaskRecord
 from hub.tasks.live import LiveTask
 from hub.tasks.live_set import LiveSet
@@ -79,14 +79,27 @@ class Replication:
 
     async def _keep_leases(self) -> None:
         try:
-            await self._store.renew_leases()
+            held = await self._store.renew_leases()
             expired = await self._store.expired_leases()
         except HubError as exc:
             log.warning("could not keep the task leases: %s", exc)
             return
+        for live in self._live:
+            if live.state in _RUNNING and live.task_id not in held and _idle(live):
+                # Running here, yet not held here in the store: another replica wrote it
+                # (a notice lost while the listener reconnected, say). Look before letting go.
+                await self._release_if_moved(live)
         for record in expired:
             if self._live.get(record.task.id) is None:
                 await self._take_over(record)
+
+    async def _release_if_moved(self, live: LiveTask) -> None:
+        try:
+            stored = await self._store.get(live.task_id)
+        except HubError:
+            return
+        if stored is not None and stored.version > live.durable and _idle(live):
+            self.release(live)
 
     def follow(self, live: LiveTask, *, for_subscribers: bool = False) -> None:
         """Publish to `live`'s subscribers and waiters what the event log holds after its
@@ -170,6 +183,15 @@ class Replication:
             live.settled.set()
             live.broadcast.close_all()
         return closing
+
+
+_RUNNING = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
+
+
+def _idle(live: LiveTask) -> bool:
+    """Nothing of `live` waits to be written, and no write of it is under way (a task
+    whose first write is still coming is not in the store yet)."""
+    return live.commit is None or (live.commit.done.is_set() and not live.unpublished)
 
 
 def _update(seq: int, body: bytes) -> Update:

@@ -4,7 +4,9 @@ wherever it is parked; every replica lists every task, each caller only its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -343,3 +345,41 @@ def test_a_partner_spawned_on_one_replica_is_served_by_every_replica_and_a_new_o
         config = marks.parent / "hub0.yaml"
         with hub_processes([config]) as [started_later]:
             assert delegated(started_later.url) is not None
+
+
+def test_a_replica_that_missed_the_notice_of_a_foreign_write_stops_its_skill_at_its_next_lease(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, _, _), marks = replicas
+    task = send(first.url, "until_canceled", return_immediately=True)
+    dsn = re.search(r"dsn: '([^']+)'", (marks.parent / "hub0.yaml").read_text())
+    assert dsn is not None
+
+    async def write_behind_its_back() -> None:
+        import asyncpg
+
+        db = await asyncpg.connect(dsn.group(1))
+        try:
+            # Triggers off: no NOTIFY, as if the notice were lost on the way.
+            await db.execute("SET session_replication_role = replica")
+            body = json.loads(
+                await db.fetchval("SELECT body FROM tasks WHERE task_id = $1", task["id"])
+            )
+            body["status"] = {"state": "TASK_STATE_CANCELED"}
+            await db.execute(
+                "UPDATE tasks SET body = $2, state = 'TASK_STATE_CANCELED', "
+                "version = version + 1, replica = 'elsewhere' WHERE task_id = $1",
+                task["id"],
+                json.dumps(body).encode(),
+            )
+        finally:
+            await db.close()
+
+    asyncio.run(write_behind_its_back())
+
+    rpc.wait_for(
+        lambda: True if (marks / f"{task['id']}.stopped").exists() else None,
+        what="the first replica to let go of the task and stop its skill",
+    )
+    seen = rpc.call(first.url, "GetTask", {"id": task["id"]}, headers=AS_A)
+    assert rpc.state(seen) == "TASK_STATE_CANCELED"

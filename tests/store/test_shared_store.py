@@ -136,7 +136,7 @@ async def test_a_lease_not_renewed_expires_and_a_renewed_one_does_not(
     with anyio.fail_after(5):
         for _ in range(4):
             await anyio.sleep(0.2)
-            assert await holder.renew_leases() == 1
+            assert await holder.renew_leases() == {"run"}
             assert await other.expired_leases() == []
         await anyio.sleep(0.5)  # a whole lease without renewal
         expired = await other.expired_leases()
