@@ -275,6 +275,7 @@ class StoreUnavailableError(InternalError):
 
     reason = "STORE_UNAVAILABLE"
     http_status = 503
+    rpc_status = "UNAVAILABLE"
     retry_after = 1.0
 
 

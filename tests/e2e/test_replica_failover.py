@@ -167,6 +167,10 @@ def test_replicas_answer_503_while_postgres_restarts_and_reconnect_after(
                         error = reply.json()["error"]
                         assert error["code"] == -32603
                         assert error["data"][0]["reason"] == "STORE_UNAVAILABLE"
+                    listed = httpx.get(f"{replica.url}/tasks", headers=rpc.VERSION, timeout=30)
+                    assert listed.status_code == 503
+                    assert listed.headers["Retry-After"] == "1"
+                    assert listed.json()["error"]["status"] == "UNAVAILABLE"
             finally:
                 own_cluster.start()
 
