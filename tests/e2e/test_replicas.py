@@ -139,11 +139,14 @@ def stack() -> Iterator[ExitStack]:
 
 @dataclass
 class Subscriber:
-    """A SubscribeToTask stream read on a thread: every event's result, until it ends."""
+    """A SubscribeToTask stream (or the stream of another method) read on a thread: every
+    event's result, until it ends."""
 
     url: str
     task_id: str
     headers: dict[str, str] = field(default_factory=lambda: dict(AS_A))
+    method: str = "SubscribeToTask"
+    params: dict[str, Any] | None = None
     stop_after: int | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     first: threading.Event = field(default_factory=threading.Event)
@@ -159,8 +162,8 @@ class Subscriber:
         body = {
             "jsonrpc": "2.0",
             "id": 1,
-            "method": "SubscribeToTask",
-            "params": {"id": self.task_id},
+            "method": self.method,
+            "params": self.params or {"id": self.task_id},
         }
         with (
             httpx.Client(timeout=30) as client,
@@ -383,3 +386,37 @@ def test_a_replica_that_missed_the_notice_of_a_foreign_write_stops_its_skill_at_
     )
     seen = rpc.call(first.url, "GetTask", {"id": task["id"]}, headers=AS_A)
     assert rpc.state(seen) == "TASK_STATE_CANCELED"
+
+
+def test_a_stream_and_a_blocking_send_on_the_running_replica_end_with_a_cancel_made_elsewhere(
+    replicas: tuple[list[Child], Path],
+) -> None:
+    (first, second, _), _ = replicas
+    params = {"message": rpc.message("go"), "metadata": {"skill": "until_canceled"}}
+    streamed = Subscriber(first.url, "", method="SendStreamingMessage", params=params).start()
+    blocking: list[dict[str, Any]] = []
+    waiter = threading.Thread(
+        target=lambda: blocking.append(rpc.call(first.url, "SendMessage", params, headers=AS_A))
+    )
+    waiter.start()
+    [waiting] = rpc.wait_for(
+        lambda: (
+            [
+                task
+                for task in rpc.call(
+                    first.url, "ListTasks", {"status": "TASK_STATE_WORKING"}, headers=AS_A
+                )["tasks"]
+                if task["id"] != streamed.events[0]["task"]["id"]
+            ]
+            or None
+        ),
+        what="the blocking send's task to work",
+    )
+
+    for task_id in (streamed.events[0]["task"]["id"], waiting["id"]):
+        canceled = rpc.call(second.url, "CancelTask", {"id": task_id}, headers=AS_A)
+        assert rpc.state(canceled) == "TASK_STATE_CANCELED"
+
+    assert states(streamed.ended())[-1] == "TASK_STATE_CANCELED"
+    waiter.join(30)
+    assert [rpc.state(reply["task"]) for reply in blocking] == ["TASK_STATE_CANCELED"]
