@@ -157,7 +157,12 @@ class TaskManager:
     async def _evict_expired(self) -> None:
         while True:
             await anyio.sleep(min(self._limits.task_ttl / 4, 60.0))
-            await self.evict_expired()
+            try:
+                await self.evict_expired()
+            except StoreError as exc:
+                # A store that is down for a while (a database restart) is tried again
+                # next time; it must not stop the task manager.
+                log.warning("could not evict expired tasks: %s", exc)
 
     async def evict_expired(self, *, now: datetime | None = None) -> int:
         """Delete terminal tasks whose last change is older than `limits.task_ttl`.
