@@ -90,8 +90,10 @@ class Replication:
                 # (a notice lost while the listener reconnected, say). Look before letting go.
                 await self._release_if_moved(live)
         for record in expired:
-            if self._live.get(record.task.id) is None:
-                await self._take_over(record)
+            if self._live.get(record.task.id) is None and self._group is not None:
+                # In the background: reconciling its partner children may take a while,
+                # and this loop renews this replica's own leases.
+                self._group.start_soon(self._take_over, record)
 
     async def _release_if_moved(self, live: LiveTask) -> None:
         try:
@@ -136,7 +138,8 @@ class Replication:
     def _heard(self, notice: TaskNotice) -> None:
         if not notice.task_id:
             # Reconnected: any followed task may have changed meanwhile. A live task written
-            # elsewhere meanwhile is found at this replica's next write of it (refused).
+            # elsewhere meanwhile is let go at this replica's next write of it (refused) or
+            # its next lease renewal, whichever comes first.
             wakers, self._wakers = self._wakers, {}
             for events in wakers.values():
                 for event in events:
