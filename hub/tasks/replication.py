@@ -18,7 +18,8 @@ a lease. What ties the replicas into one hub is the store:
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -57,7 +58,7 @@ class Replication:
         store: SharedTaskStore,
         *,
         live: LiveSet,
-        take_over: Callable[[TaskRecord], Awaitable[None]],
+        take_over: Callable[[TaskRecord], Coroutine[Any, Any, None]],
     ) -> None:
         self._store = store
         self._live = live
