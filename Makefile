@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.installed-test
 # `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
 PORT   ?=
 
-.PHONY: run test lint typecheck pytest bench install postgres-server clean
+.PHONY: run test lint typecheck pytest bench install postgres-server chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,15 @@ postgres-server:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql \
 	    >/dev/null; }
 
-pytest: $(TEST_STAMP) postgres-server
+# The console's browser tests drive Debian's chromium through Playwright (nothing downloads
+# a browser): install the package where it is missing.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing the Debian package chromium for the tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    >/dev/null; }
+
+pytest: $(TEST_STAMP) postgres-server chromium
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest

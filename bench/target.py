@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import os
@@ -13,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
@@ -22,14 +24,18 @@ __all__ = [
     "RunningServer",
     "ServerStartError",
     "Target",
+    "add_run_arguments",
     "canned_command",
     "exit_on_sigterm",
     "hub_command",
+    "hub_rounds",
     "pin_self",
     "start_server",
+    "write_partner_agents",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
 _HUB_STORE = Path("var/bench-hub.db")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -72,6 +78,16 @@ def hub_command(
 
 def _reference_command(port: int) -> list[str]:
     return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
+
+
+def write_partner_agents(path: Path, partner_port: int) -> None:
+    """Write an agents.yaml (relative to the repository) listing one partner, `partner`, on
+    loopback at `partner_port`."""
+    (REPO / path).parent.mkdir(parents=True, exist_ok=True)
+    (REPO / path).write_text(
+        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
+        encoding="utf-8",
+    )
 
 
 def canned_command(*flags: str) -> Callable[[int], list[str]]:
@@ -242,3 +258,50 @@ def start_server(
         yield server
     finally:
         _stop(process)
+
+
+Figure = TypeVar("Figure")
+
+
+def add_run_arguments(
+    parser: argparse.ArgumentParser, *, concurrency: str, duration: float
+) -> None:
+    """The options of a benchmark of rounds against a hub: --concurrency (a comma-separated
+    list), --duration, --warmup and --rounds."""
+    parser.add_argument("--concurrency", default=concurrency)
+    parser.add_argument("--duration", type=float, default=duration, help="seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not counted")
+    parser.add_argument("--rounds", type=int, default=3)
+
+
+def hub_rounds(
+    program: str,
+    partner: Target,
+    hub: Target,
+    *,
+    agents: Path,
+    rounds: int,
+    measure: Callable[[RunningServer, RunningServer, int], list[Figure]],
+) -> list[Figure]:
+    """Rounds against a hub in front of one partner: this process on core 1, `partner` started
+    there and named `partner` in `agents`, then for each round a fresh `hub` on core 0 and
+    what `measure(partner, hub, round)` found. A server that does not start ends the program
+    with the tail of its log."""
+    exit_on_sigterm()
+    if not pin_self(1):
+        print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
+    found: list[Figure] = []
+    try:
+        with start_server(
+            partner, core=1, log_path=RESULTS / f"{program}-partner.log"
+        ) as running_partner:
+            write_partner_agents(agents, running_partner.port)
+            for round_no in range(1, rounds + 1):
+                print(f"round {round_no}/{rounds}", flush=True)
+                with start_server(
+                    hub, core=0, log_path=RESULTS / f"{program}-hub-{round_no}.log"
+                ) as running_hub:
+                    found += measure(running_partner, running_hub, round_no)
+    except ServerStartError as exc:
+        raise SystemExit(f"bench.{program}: {exc}") from None
+    return found

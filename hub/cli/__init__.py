@@ -109,6 +109,10 @@ def _run(args: argparse.Namespace, running: Running) -> int:
         from hub.cli.db import db
 
         return anyio.run(db, args, settings)
+    if args.command == "mcp":
+        from hub.cli.mcp import serve_mcp
+
+        return serve_mcp(settings)
     if args.command == "card":
         return _print_card(settings)
     if args.command == "skills":

@@ -152,6 +152,19 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
     )
 
+    mcp = command(
+        "mcp",
+        "serve the hub's tools over MCP on stdio",
+        "Speak MCP on stdin/stdout (for clients that launch their servers, such as Claude "
+        "Desktop): every partner and local skill as a tool. See docs/mcp.md.",
+        parents=[configured],
+    )
+    mcp.add_argument("--agents", help="partner registry (agents.yaml)")
+    mcp.add_argument("--store", help="SQLite file, or 'memory'")
+    mcp.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
+    )
+
     database = command(
         "db",
         "check or migrate the task store's schema",

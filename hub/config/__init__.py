@@ -26,12 +26,14 @@ from hub.config.settings import (
     CardSettings,
     ExtensionSettings,
     LimitSettings,
+    McpSettings,
     ProcessSkillSettings,
     ProviderSettings,
     ServerSettings,
     Settings,
     SkillRef,
     StoreSettings,
+    UiSettings,
 )
 from hub.config.values import parse_duration, parse_size
 
@@ -44,6 +46,7 @@ __all__ = [
     "FederationPermission",
     "FederationSettings",
     "LimitSettings",
+    "McpSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "PushSettings",
@@ -52,6 +55,7 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "UiSettings",
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",

@@ -15,12 +15,14 @@ __all__ = [
     "CardSettings",
     "ExtensionSettings",
     "LimitSettings",
+    "McpSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "ServerSettings",
     "Settings",
     "SkillRef",
     "StoreSettings",
+    "UiSettings",
 ]
 
 
@@ -271,6 +273,48 @@ class SkillRef(StrictModel):
         return self
 
 
+class UiSettings(StrictModel):
+    """The console: web pages served by the hub on its own port (docs/console.md)."""
+
+    _RESERVED: ClassVar[tuple[str, ...]] = (
+        "/tasks",
+        "/agents",
+        "/message:send",
+        "/message:stream",
+        "/extendedAgentCard",
+        "/healthz",
+        "/mcp",
+        "/.well-known",
+    )
+
+    enabled: bool = True
+    """Serve the console."""
+    path: str = "/ui"
+    """Where it is served: a path of its own, e.g. /ui or /console."""
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, path: str) -> str:
+        if not re.fullmatch(r"(/[A-Za-z0-9_.~-]+)+", path):
+            raise ValueError(
+                f"ui.path {path!r} must be an absolute path of plain segments with no "
+                "trailing slash, e.g. /ui"
+            )
+        taken = [route for route in cls._RESERVED if path == route or path.startswith(route + "/")]
+        if taken:
+            raise ValueError(f"ui.path {path!r} is where the hub serves {taken[0]}; choose another")
+        return path
+
+
+class McpSettings(StrictModel):
+    enabled: bool = True
+    """Serve the hub's tools over MCP at `/mcp` (needs the `mcp` extra installed)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More `Host` header values `/mcp` accepts (`name` or `name:port`, `name:*` for any
+    port), besides the server's own host and public URL: DNS-rebinding protection refuses
+    the others."""
+
+
 class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
@@ -283,3 +327,5 @@ class Settings(StrictModel):
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
+    ui: UiSettings = UiSettings()
+    mcp: McpSettings = McpSettings()

@@ -30,6 +30,7 @@ from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
+from hub.server.mcp_door import MCP_PATH, build_mcp_door
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
 from hub.server.state import HubState
@@ -62,6 +63,12 @@ async def agent_card(request: AnyRequest) -> Response[bytes]:
 @asgi("/", copy_scope=False)
 async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     await handle_jsonrpc(scope, receive, send, scope["litestar_app"].state.hub)
+
+
+@asgi(MCP_PATH, is_mount=True, copy_scope=False)
+async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    door = scope["litestar_app"].state.hub.mcp
+    await door(scope, receive, send)
 
 
 @get("/healthz")
@@ -137,7 +144,7 @@ def create_app(
     sync = PartnerSync(store, partners) if isinstance(store, SharedTaskStore) else None
     if sync is not None:
         partners.on_added = sync.record
-    served, _ = with_tools(skills, partners, lambda: manager)
+    served, toolbox = with_tools(skills, partners, lambda: manager)
     manager = TaskManager(
         store=store,
         executors=served,
@@ -150,13 +157,35 @@ def create_app(
     if settings.card.push_notifications:
         push = PushNotifier(store=store, settings=settings.push, resolver=push_resolver)
         manager.observe(push.observe)
+    service = A2AService(manager=manager, card=CardDocument.render(card), push=push)
+    mcp = build_mcp_door(
+        settings, service=service, toolbox=toolbox, partners=partners, skills=served, gate=gate
+    )
     hub = HubState(
         settings=settings,
-        service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
+        service=service,
         gate=gate,
         gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
         extensions=extensions,
+        mcp=mcp,
     )
+
+    handlers: list[Any] = [agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()]
+    if mcp is not None:
+        handlers.append(mcp_endpoint)
+    app_state: dict[str, Any] = {"hub": hub}
+    template_config = None
+    if settings.ui.enabled:
+        # Imported here: the console sits above the server (it uses the state and framing
+        # built here), and a hub serving no console never loads its templates.
+        from hub.console import build_console
+
+        console = build_console(
+            settings, store=store, skills={key: skill.card for key, skill in skills.items()}
+        )
+        handlers.append(console.router)
+        app_state["console"] = console.state
+        template_config = console.templates
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -164,6 +193,7 @@ def create_app(
         try:
             # Push starts before the manager, so the tasks its recovery fails are reported.
             # The gateway's partner streams end before the partners' HTTP client closes.
+            # MCP calls end (canceling their tasks) while the task manager still runs.
             async with (
                 partners,
                 partners.watching(),
@@ -171,15 +201,17 @@ def create_app(
                 hub.gateway,
                 push or nullcontext(),
                 manager,
+                mcp.running() if mcp is not None else nullcontext(),
             ):
                 yield
         finally:
             await store.close()
 
     return Litestar(
-        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()],
+        route_handlers=handlers,
         lifespan=[lifespan],
-        state=State({"hub": hub}),
+        state=State(app_state),
+        template_config=template_config,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
         middleware=[cors_middleware(settings.cors)],
         openapi_config=None,

@@ -82,8 +82,12 @@ class A2AService:
             request.id, history_length=request.history_length, owner=caller
         )
 
-    async def list_tasks(self, request: ListTasksRequest, caller: str) -> ListTasksResponse:
-        return await self.manager.list(request, owner=caller)
+    async def list_tasks(
+        self, request: ListTasksRequest, caller: str, *, skill: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks; `skill` (not a protocol filter, the console's) keeps one local skill's
+        tasks."""
+        return await self.manager.list(request, owner=caller, skill=skill)
 
     async def cancel_task(self, request: CancelTaskRequest, caller: str) -> Task:
         return await self.manager.cancel(request.id, owner=caller)

@@ -103,6 +103,8 @@ class TaskQuery:
     context_id: str | None = None
     state: TaskState | None = None
     updated_after: datetime | None = None
+    skill: str | None = None
+    """Only tasks run by this local skill (not a ListTasks filter: the console's)."""
     page_size: int = 50
     cursor: str | None = None
 

@@ -230,6 +230,8 @@ class PostgresTaskStore(ReplicaMethods):
             bind("context_id = ?", query.context_id)
         if query.updated_after is not None:
             bind("status_us >= ?", epoch_micros(query.updated_after))
+        if query.skill is not None:
+            bind("skill = ?", query.skill)
         filters = " AND ".join(where) or "TRUE"
         filter_args = builtins.list(args)
         if after is not None:

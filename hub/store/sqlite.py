@@ -221,6 +221,9 @@ class SqliteTaskStore:
         if query.updated_after is not None:
             where.append("status_us >= ?")
             args.append(epoch_micros(query.updated_after))
+        if query.skill is not None:
+            where.append("skill = ?")
+            args.append(query.skill)
         filters = " AND ".join(where) or "1"
         page_filters, page_args = filters, args
         if after is not None:

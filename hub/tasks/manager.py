@@ -224,9 +224,12 @@ class TaskManager:
         record = await self._stored(task_id, owner)
         return snapshot(record.task, history_length=history_length)
 
-    async def list(self, request: ListTasksRequest, *, owner: str = "") -> ListTasksResponse:
-        """ListTasks over the store (`owner` "" sees every task)."""
-        return await list_tasks(self._store, request, owner=owner)
+    async def list(
+        self, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks over the store (`owner` "" sees every task; `skill` keeps that local
+        skill's tasks only)."""
+        return await list_tasks(self._store, request, owner=owner, skill=skill)
 
     async def cancel(self, task_id: str, *, owner: str = "") -> Task:
         """CancelTask: ends the task as canceled and stops its skill.

@@ -143,6 +143,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
         """The partner context each hub conversation continues, per partner."""
         self.stats = StatsBook()
         """Recent latency and error rate per partner, recorded by whoever calls them."""
+        self._listeners: dict[object, Callable[[], None]] = {}
 
     async def __aenter__(self) -> Partners:
         return self
@@ -369,6 +370,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
         partner.runtime = runtime
         partner.card = card
         self._partners[entry.name] = partner
+        self._changed()
         return card
 
     def adopt(self, runtimes: Sequence[RuntimePartner]) -> None:
@@ -412,7 +414,24 @@ class Partners(Mapping[str, RemoteAgentTool]):
         self._partners.pop(name, None)
         self._breakers.pop(name, None)
         log.info("partner '%s' (%s) removed", name, runtime.origin)
+        self._changed()
         return runtime
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` whenever the set of tools changes: a partner added or removed (an
+        agents.yaml edit, a runtime partner) or a card that rebuilt its tool. Returns the
+        function that unsubscribes it."""
+        token = object()
+        self._listeners[token] = listener
+
+        def unsubscribe() -> None:
+            self._listeners.pop(token, None)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners.values()):
+            listener()
 
     # -- registry reloads --------------------------------------------------------------------
 
@@ -444,6 +463,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             partners[name] = kept[name]
         self._partners = partners
         self._registry = registry
+        self._changed()
 
     @asynccontextmanager
     async def watching(
@@ -491,11 +511,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
     def _observe(self, partner: _Partner, card: AgentCard) -> None:
         if card is partner.card:
             return
-        if partner.card is not None and partner.card != card:
+        changed = partner.card != card
+        if partner.card is not None and changed:
             log.info("partner '%s' changed its card; its tool is rebuilt", partner.entry.name)
             partner.tool = None
             partner.client = None
         partner.card = card
+        if changed:
+            self._changed()
 
     def _tool(self, partner: _Partner) -> RemoteAgentTool:
         if partner.tool is None or partner.tool.card is not partner.card:
