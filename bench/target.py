@@ -54,10 +54,11 @@ def hub_command(
     port: int,
     *,
     config: str = "bench/hub.yaml",
-    store: Path = _HUB_STORE,
+    store: Path | None = _HUB_STORE,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """`a2a-hub serve` on `port` with a benchmark's settings file and store, plus `extra`."""
+    """`a2a-hub serve` on `port` with a benchmark's settings file and SQLite store (None:
+    the store the settings file names), plus `extra`."""
     # The console script is what users run; `python -m hub` covers an install without scripts.
     script = Path(sys.executable).with_name("a2a-hub")
     launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
@@ -68,8 +69,7 @@ def hub_command(
         config,
         "--port",
         str(port),
-        "--store",
-        str(store),
+        *(["--store", str(store)] if store is not None else []),
         # uvicorn's log level, as the reference's; the settings hold only the benchmark's keys.
         "--log-level",
         "warning",

@@ -105,6 +105,10 @@ def _run(args: argparse.Namespace, running: Running) -> int:
     if args.command == "serve":
         serve(settings, explicit=args.config is not None or "HUB_CONFIG" in os.environ)
         return OK
+    if args.command == "db":
+        from hub.cli.db import db
+
+        return anyio.run(db, args, settings)
     if args.command == "mcp":
         from hub.cli.mcp import serve_mcp
 

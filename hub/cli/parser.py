@@ -30,7 +30,8 @@ SERVE_EPILOG = """\
 environment variables (a flag wins over the variable, the variable over the file):
   HUB_CONFIG       the settings file (default: config/hub.yaml; built-in defaults if absent)
   HUB_HOST, HUB_PORT, HUB_PUBLIC_URL, HUB_LOG_LEVEL
-  HUB_STORE        the SQLite file; HUB_STORE_KIND  sqlite or memory
+  HUB_STORE        the SQLite file; HUB_STORE_KIND  sqlite, postgres or memory
+  HUB_STORE__DSN   the PostgreSQL URI (run `a2a-hub db migrate` before the first serve)
   HUB_AGENTS       the partner registry (agents.yaml)
   HUB_SECTION__KEY any other setting, e.g. HUB_LIMITS__MAX_BODY=2000000
   ${NAME} in a settings file is replaced by the environment variable NAME."""
@@ -163,6 +164,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     mcp.add_argument(
         "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
     )
+
+    database = command(
+        "db",
+        "check or migrate the task store's schema",
+        "check: say whether the task store's schema is the one this a2a-hub needs (exit 1 if "
+        "not). migrate: bring it up to date; run it once before starting hubs on a new or "
+        "upgraded PostgreSQL database (serve refuses one whose schema is not current).",
+        parents=[configured],
+    )
+    database.add_argument("action", choices=["check", "migrate"])
 
     command(
         "card",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -33,6 +34,13 @@ def serve(settings: Settings, *, explicit: bool = True) -> None:
         )
 
     configure_logging(settings.server.log_level, settings.server.log_format)
+    if settings.store.kind == "postgres":
+        # Shared by replicas: migrated by `a2a-hub db migrate`, never by whichever starts first.
+        import anyio
+
+        from hub.store.schema import require_current_schema
+
+        anyio.run(functools.partial(require_current_schema, "postgres", dsn=settings.store.dsn))
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
     sock, settings = listen(settings)
     try:

@@ -69,6 +69,15 @@ class StoreSettings(StrictModel):
     """The PostgreSQL connection URI (kind postgres), e.g. "${HUB_DATABASE_URL}"."""
     pool_size: int = Field(default=10, ge=1, le=1000)
     """Most connections to PostgreSQL the hub keeps open."""
+    lease: float = Field(default=15.0, gt=0)
+    """PostgreSQL: how long a replica's hold on a running task lasts unless renewed (a third
+    of it apart); a replica silent for longer has its running tasks taken over (seconds, or
+    '15s')."""
+
+    @field_validator("lease", mode="before")
+    @classmethod
+    def _lease(cls, value: object) -> float:
+        return parse_duration(value)
 
 
 class LimitSettings(StrictModel):
