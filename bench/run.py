@@ -1,5 +1,8 @@
 """Throughput, latency and server CPU per request: the hub against the SDK reference agent.
 
+A bare Litestar JSON echo (`bench.litestar_echo`) runs beside them, so the hub's own cost
+per request can be read against what any request costs on the same stack.
+
 Each server runs as a child pinned to one core (`taskset -c 0`) and this process, which drives
 the load, pins itself to another (core 1), so the two never compete for a core. Targets run
 interleaved — reference, hub, reference, hub … for `--rounds` rounds — so that noise from a
@@ -153,6 +156,10 @@ class Summary:
     p99_ms: float
     server_cpu_ms_per_request: float
     client_cpu_us_per_request: float
+    requests_per_s_range: tuple[float, float] = (0.0, 0.0)
+    """Lowest and highest requests/s over the rounds."""
+    server_cpu_range: tuple[float, float] = (0.0, 0.0)
+    """Lowest and highest server CPU ms/req over the rounds."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,9 +194,15 @@ def summarise(measurements: Sequence[Measurement]) -> list[Summary]:
             client_cpu_us_per_request=statistics.median(
                 m.load.client_cpu_us_per_request for m in group
             ),
+            requests_per_s_range=_range([m.load.requests_per_s for m in group]),
+            server_cpu_range=_range([m.server_cpu_ms_per_request for m in group]),
         )
         for (target, scenario, concurrency), group in groups.items()
     ]
+
+
+def _range(values: Sequence[float]) -> tuple[float, float]:
+    return min(values), max(values)
 
 
 def _divide(numerator: float, denominator: float) -> float | None:
@@ -226,11 +239,12 @@ def _times(value: float | None) -> str:
 def render_markdown(
     plan: Plan,
     rows: Sequence[Summary],
-    ratio_rows: Sequence[Ratio],
+    ratio_tables: dict[str, Sequence[Ratio]],
     failed: dict[str, str],
     environment: dict[str, object],
 ) -> str:
-    """The report: settings, one table of medians, one table of hub / reference ratios."""
+    """The report: settings, one table of medians, then one table of ratios per comparison
+    (`ratio_tables`: title, e.g. "hub / reference", to its rows)."""
     lines = [
         "# a2a-hub benchmark",
         "",
@@ -240,7 +254,8 @@ def render_markdown(
         f"- {plan.rounds} round(s), targets interleaved ({', '.join(plan.targets)}); "
         f"{plan.duration:g} s per run after {plan.warmup:g} s warm-up per scenario; "
         f"server on core {plan.server_core}, load generator on core {plan.client_core}",
-        "- figures are medians over rounds; errors and ok are totals over rounds; "
+        "- figures are medians over rounds (min to max in brackets); errors and ok are totals "
+        "over rounds; "
         "server CPU is utime+stime of the server process per successful request",
         "",
     ]
@@ -255,14 +270,18 @@ def render_markdown(
     for r in rows:
         lines.append(
             f"| {r.target} | {r.scenario} | {r.concurrency} "
-            f"| {r.requests_per_s:.1f} | {r.p50_ms:.2f} | {r.p99_ms:.2f} "
-            f"| {r.server_cpu_ms_per_request:.3f} | {r.errors} | {r.completed} "
+            f"| {r.requests_per_s:.1f} ({r.requests_per_s_range[0]:.1f}\N{EN DASH}"
+            f"{r.requests_per_s_range[1]:.1f}) | {r.p50_ms:.2f} | {r.p99_ms:.2f} "
+            f"| {r.server_cpu_ms_per_request:.3f} ({r.server_cpu_range[0]:.3f}\N{EN DASH}"
+            f"{r.server_cpu_range[1]:.3f}) | {r.errors} | {r.completed} "
             f"| {r.client_cpu_us_per_request:.0f} |"
         )
-    if ratio_rows:
+    for title, ratio_rows in ratio_tables.items():
+        if not ratio_rows:
+            continue
         lines += [
             "",
-            "## hub / reference",
+            f"## {title}",
             "",
             "Above 1x is better for req/s; below 1x is better for latency and CPU.",
             "",
@@ -287,7 +306,9 @@ def _names(value: str) -> tuple[str, ...]:
 
 def _parse(argv: list[str] | None) -> Plan:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="reference,hub", help="from: " + ", ".join(TARGETS))
+    parser.add_argument(
+        "--targets", default="reference,litestar-echo,hub", help="from: " + ", ".join(TARGETS)
+    )
     parser.add_argument("--scenarios", default="send,stream", help="from: send, stream")
     parser.add_argument("--concurrency", default="1,16,64")
     parser.add_argument("--duration", type=float, default=None, help="seconds per run (10)")
@@ -338,8 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     measurements, failed = run_plan(plan)
     environment["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = summarise(measurements)
-    ratio_rows = ratios(rows, "hub", "reference")
-    report = render_markdown(plan, rows, ratio_rows, failed, environment)
+    ratio_tables = {
+        f"hub / {base}": ratios(rows, "hub", base) for base in ("reference", "litestar-echo")
+    }
+    report = render_markdown(plan, rows, ratio_tables, failed, environment)
     print()
     print(report)
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -348,7 +371,9 @@ def main(argv: list[str] | None = None) -> int:
         "environment": environment,
         "plan": dataclasses.asdict(plan),
         "medians": [dataclasses.asdict(r) for r in rows],
-        "ratios_hub_over_reference": [dataclasses.asdict(q) for q in ratio_rows],
+        "ratios": {
+            title: [dataclasses.asdict(q) for q in table] for title, table in ratio_tables.items()
+        },
         "failed": failed,
         "measurements": [m.to_dict() for m in measurements],
     }
