@@ -17,8 +17,10 @@ then the hub is not the bottleneck and the p50 difference is what the hop adds. 
 
 Reported per path and concurrency, as medians over rounds with the min and max: the p50 the hop adds
 (each round's p50 less that round's direct p50), p99, requests/s, and the hub's CPU per call
-(utime + stime of the hub process over the run, divided by the calls that succeeded). The hub
-is pinned to core 0; the partner and the load generator share core 1.
+(utime + stime of the hub process over the run, divided by the calls that succeeded; for the
+direct path, the partner's CPU per call, a control: its work per call is the same at every
+concurrency, so its rise at c=1 is what idle gaps cost on this machine). The hub is pinned to
+core 0; the partner and the load generator share core 1.
 
     python -m bench.delegation [--paths relay,delegate,gateway] [--concurrency 1,16]
                                [--partner-delay 0.05] [--duration 6] [--rounds 3]
@@ -28,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.load import LoadResult, format_result, run_load_sync
+from bench.spread import spread
 from bench.target import (
     REPO,
     RunningServer,
@@ -48,7 +49,7 @@ from bench.target import (
     start_server,
 )
 
-__all__ = ["PATHS", "main", "spread"]
+__all__ = ["PATHS", "main"]
 
 RESULTS = REPO / "bench" / "results"
 _AGENTS = Path("var/bench-agents.yaml")
@@ -85,7 +86,8 @@ class _Run:
     concurrency: int
     round: int
     load: LoadResult
-    hub_cpu_ms: float | None
+    cpu_ms: float
+    """The hub's CPU per call; on the direct path, the partner's."""
 
 
 def _write_agents(partner_port: int) -> None:
@@ -114,27 +116,20 @@ def _round(
     runs = []
     for concurrency in args.concurrency:
         for path in ("direct", *args.paths):
-            if path == "direct":
-                result = _load(partner, path, concurrency, args.duration)
-                print(f"  {path:9} {format_result(result)}", flush=True)
-                runs.append(_Run(path, concurrency, round_no, result, None))
-                continue
-            before = hub.cpu_seconds()
-            result = _load(hub, path, concurrency, args.duration)
+            # The direct path's CPU is the partner's: the same work at every concurrency, so
+            # it shows what the machine itself adds per call at low rates.
+            server = partner if path == "direct" else hub
+            before = server.cpu_seconds()
+            result = _load(server, path, concurrency, args.duration)
             time.sleep(_SETTLE)
-            spent = hub.cpu_seconds() - before
+            spent = server.cpu_seconds() - before
             cpu_ms = spent / result.completed * 1e3 if result.completed else 0.0
-            print(f"  {path:9} {format_result(result)}  hub CPU {cpu_ms:.3f} ms/call", flush=True)
+            whose = "partner" if path == "direct" else "hub"
+            print(
+                f"  {path:9} {format_result(result)}  {whose} CPU {cpu_ms:.3f} ms/call", flush=True
+            )
             runs.append(_Run(path, concurrency, round_no, result, cpu_ms))
     return runs
-
-
-def spread(values: Sequence[float], digits: int = 2) -> str:
-    """`median (min to max)` of `values`, each with `digits` decimals."""
-    return (
-        f"{statistics.median(values):,.{digits}f} "
-        f"({min(values):,.{digits}f}\N{EN DASH}{max(values):,.{digits}f})"
-    )
 
 
 def _added(runs: list[_Run], path: str, concurrency: int) -> list[float]:
@@ -151,7 +146,8 @@ def _added(runs: list[_Run], path: str, concurrency: int) -> list[float]:
 
 def _report(runs: list[_Run], args: argparse.Namespace) -> str:
     lines = [
-        "| path | c | added p50 ms | p50 ms | p99 ms | req/s | hub CPU ms/call | errors |",
+        "| path | c | added p50 ms | p50 ms | p99 ms | req/s "
+        "| CPU ms/call (hub; direct: the partner's) | errors |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for path in ("direct", *args.paths):
@@ -159,14 +155,14 @@ def _report(runs: list[_Run], args: argparse.Namespace) -> str:
             mine = [r for r in runs if r.path == path and r.concurrency == c]
             if not mine:
                 continue
-            cpu = [r.hub_cpu_ms for r in mine if r.hub_cpu_ms is not None]
+            cpu = [r.cpu_ms for r in mine]
             lines.append(
                 f"| {path} | {c} "
                 f"| {spread(_added(runs, path, c)) if path != 'direct' else '—'} "
                 f"| {spread([r.load.p50_ms for r in mine])} "
                 f"| {spread([r.load.p99_ms for r in mine])} "
                 f"| {spread([r.load.requests_per_s for r in mine], 0)} "
-                f"| {spread(cpu, 3) if cpu else '—'} "
+                f"| {spread(cpu, 3)} "
                 f"| {sum(r.load.errors for r in mine)} |"
             )
     return "\n".join(lines)
@@ -220,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     (RESULTS / "delegation.json").write_text(
         json.dumps(
             [
-                {"path": r.path, "round": r.round, "hub_cpu_ms": r.hub_cpu_ms, **r.load.to_dict()}
+                {"path": r.path, "round": r.round, "cpu_ms": r.cpu_ms, **r.load.to_dict()}
                 for r in runs
             ],
             indent=2,
