@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, per_lookup in figures.items():
         report[f"{name}_us_best"] = round(min(per_lookup), 3)
         report[f"{name}_us_median"] = round(statistics.median(per_lookup), 3)
+        report[f"{name}_us_worst"] = round(max(per_lookup), 3)
     report.update({"lookups_per_round": args.lookups, "target_us": 50})
     print(json.dumps(report))
 

@@ -3,7 +3,8 @@
 Starts `bench.canned_server` (a server that does no work) in a subprocess, then sends the
 same SendMessage calls through `A2AClient` — and, for the floor, bare `httpx` POSTs — once
 with httpx's default transport and once with `httpx_aiohttp.AiohttpTransport`, and reports
-this process's CPU time per request (user + system, `time.process_time`) and requests/s.
+this process's CPU time per request (user + system, `time.process_time`) and requests/s,
+as medians over the rounds (min to max).
 
     python -m bench.client_transport [--requests 3000] [--concurrency 1 16] [--rounds 3]
 
@@ -23,6 +24,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import httpx
 
+from bench.spread import spread
 from hub.client import A2AClient, user_message
 from hub.protocol import AgentCard
 
@@ -123,7 +125,6 @@ def main(argv: list[str] | None = None) -> None:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)  # waiting for another process to listen
-        rows = []
         for mode in ("a2a", "raw"):
             for concurrency in args.concurrency:
                 for kind in kinds:
@@ -131,12 +132,10 @@ def main(argv: list[str] | None = None) -> None:
                         anyio.run(_run, kind, url, mode, args.requests, concurrency)
                         for _ in range(args.rounds)
                     ]
-                    cpu = sorted(run[0] for run in runs)[len(runs) // 2]
-                    rate = sorted(run[1] for run in runs)[len(runs) // 2]
-                    rows.append((mode, concurrency, kind, cpu, rate))
+                    cpu = spread([run[0] for run in runs], 3)
+                    rate = spread([run[1] for run in runs], 0)
                     print(
-                        f"{mode:4} c={concurrency:<3} {kind:8} "
-                        f"{cpu:6.3f} ms CPU/request  {rate:8.0f} req/s",
+                        f"{mode:4} c={concurrency:<3} {kind:8} {cpu} ms CPU/request  {rate} req/s",
                         flush=True,
                     )
     finally:

@@ -1,35 +1,41 @@
-"""The cost of one delegation hop: caller → hub skill → partner, against caller → partner.
+"""The cost of one hop through the hub: caller → hub → partner, against caller → partner.
 
 The partner is `bench.canned_server` (it answers from memory, so nearly all that is measured is
-the hub); the hub runs `bench.delegation_skill:relay`, which calls the partner through
-`ctx.agents["partner"]` for every message. Both are driven by the same load generator at each
-concurrency, in the same run, interleaved round by round:
+the hub). Every path is driven by the same load generator at each concurrency, in the same run,
+interleaved within each round:
 
-- `direct`: SendMessage to the partner;
-- `via hub`: SendMessage to the hub, whose skill sends one SendMessage to the partner.
+- `direct`: SendMessage to the partner (the baseline of every other path);
+- `relay`: SendMessage to the hub's `bench.delegation_skill:relay` skill, which calls the
+  partner through `ctx.agents["partner"]` (a skill's own delegation);
+- `delegate`: SendMessage to the hub's built-in `delegate` skill, `metadata.agent` naming the
+  partner;
+- `gateway`: SendMessage to the hub's gateway, `/agents/partner`, which forwards it.
 
 The partner holds each answer `--partner-delay` seconds (default 50 ms, a fast real agent):
 then the hub is not the bottleneck and the p50 difference is what the hop adds. With
 `--partner-delay 0` the hub itself is what limits the rate, and the run shows its ceiling.
 
-Reported per concurrency, as medians over rounds: p50 and p99 latency of both paths, the p50
-the hop adds, requests/s, and the hub's CPU per delegated call (utime + stime of the hub
-process over the run, divided by the calls that succeeded). The hub is pinned to core 0; the
-partner and the load generator share core 1.
+Reported per path and concurrency, as medians over rounds with the min and max: the p50 the hop adds
+(each round's p50 less that round's direct p50), p99, requests/s, and the hub's CPU per call
+(utime + stime of the hub process over the run, divided by the calls that succeeded; for the
+direct path, the partner's CPU per call, a control: its work per call is the same at every
+concurrency, so its rise at c=1 is what idle gaps cost on this machine). The hub is pinned to
+core 0; the partner and the load generator share core 1.
 
-    python -m bench.delegation [--concurrency 1,16] [--duration 8] [--rounds 3]
+    python -m bench.delegation [--paths relay,delegate,gateway] [--concurrency 1,16]
+                               [--partner-delay 0.05] [--duration 6] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.load import LoadResult, format_result, run_load_sync
+from bench.spread import spread
 from bench.target import (
     RESULTS,
     RunningServer,
@@ -40,11 +46,28 @@ from bench.target import (
     hub_rounds,
 )
 
-__all__ = ["main"]
+__all__ = ["PATHS", "main"]
 
 _AGENTS = Path("var/bench-agents.yaml")
 _STORE = Path("var/bench-delegation.db")
 _SETTLE = 0.25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Path:
+    """Where a path's requests go: the partner or the hub, at which URL, with which metadata."""
+
+    via_hub: bool
+    url_path: str = "/"
+    metadata: dict[str, object] | None = None
+
+
+PATHS: dict[str, _Path] = {
+    "direct": _Path(via_hub=False),
+    "relay": _Path(via_hub=True, metadata={"skill": "relay"}),
+    "delegate": _Path(via_hub=True, metadata={"skill": "delegate", "agent": "partner"}),
+    "gateway": _Path(via_hub=True, url_path="/agents/partner"),
+}
 
 
 def _hub_command(port: int) -> list[str]:
@@ -59,12 +82,19 @@ class _Run:
     concurrency: int
     round: int
     load: LoadResult
-    hub_cpu_ms: float | None
+    cpu_ms: float
+    """The hub's CPU per call; on the direct path, the partner's."""
 
 
-def _load(server: RunningServer, concurrency: int, duration: float) -> LoadResult:
+def _load(server: RunningServer, path: str, concurrency: int, duration: float) -> LoadResult:
+    route = PATHS[path]
     return run_load_sync(
-        port=server.port, scenario="send", concurrency=concurrency, duration=duration
+        port=server.port,
+        path=route.url_path,
+        scenario="send",
+        concurrency=concurrency,
+        duration=duration,
+        metadata=route.metadata,
     )
 
 
@@ -73,52 +103,66 @@ def _round(
 ) -> list[_Run]:
     runs = []
     for concurrency in args.concurrency:
-        direct = _load(partner, concurrency, args.duration)
-        print(f"  direct   {format_result(direct)}", flush=True)
-        runs.append(_Run("direct", concurrency, round_no, direct, None))
-        before = hub.cpu_seconds()
-        via = _load(hub, concurrency, args.duration)
-        time.sleep(_SETTLE)
-        cpu_ms = (hub.cpu_seconds() - before) / via.completed * 1e3 if via.completed else 0.0
-        print(f"  via hub  {format_result(via)}  hub CPU {cpu_ms:.3f} ms/call", flush=True)
-        runs.append(_Run("via hub", concurrency, round_no, via, cpu_ms))
+        for path in ("direct", *args.paths):
+            # The direct path's CPU is the partner's: the same work at every concurrency, so
+            # it shows what the machine itself adds per call at low rates.
+            server = partner if path == "direct" else hub
+            before = server.cpu_seconds()
+            result = _load(server, path, concurrency, args.duration)
+            time.sleep(_SETTLE)
+            spent = server.cpu_seconds() - before
+            cpu_ms = spent / result.completed * 1e3 if result.completed else 0.0
+            whose = "partner" if path == "direct" else "hub"
+            print(
+                f"  {path:9} {format_result(result)}  {whose} CPU {cpu_ms:.3f} ms/call", flush=True
+            )
+            runs.append(_Run(path, concurrency, round_no, result, cpu_ms))
     return runs
 
 
-def _median(runs: list[_Run], path: str, concurrency: int, figure: str) -> float:
-    values = [
-        getattr(run.load, figure) if figure != "hub_cpu_ms" else run.hub_cpu_ms
-        for run in runs
-        if run.path == path and run.concurrency == concurrency
+def _added(runs: list[_Run], path: str, concurrency: int) -> list[float]:
+    """Each round's p50 on `path` less the same round's direct p50."""
+    direct = {
+        r.round: r.load.p50_ms for r in runs if r.path == "direct" and r.concurrency == concurrency
+    }
+    return [
+        r.load.p50_ms - direct[r.round]
+        for r in runs
+        if r.path == path and r.concurrency == concurrency and r.round in direct
     ]
-    return statistics.median(v for v in values if v is not None)
 
 
 def _report(runs: list[_Run], args: argparse.Namespace) -> str:
     lines = [
-        "| c | direct p50 ms | via hub p50 ms | added p50 ms | direct p99 ms | via hub p99 ms "
-        "| direct req/s | via hub req/s | hub CPU ms/call | errors |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| path | c | added p50 ms | p50 ms | p99 ms | req/s "
+        "| CPU ms/call (hub; direct: the partner's) | errors |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for c in args.concurrency:
-        direct_p50 = _median(runs, "direct", c, "p50_ms")
-        via_p50 = _median(runs, "via hub", c, "p50_ms")
-        errors = sum(run.load.errors for run in runs if run.concurrency == c)
-        lines.append(
-            f"| {c} | {direct_p50:.2f} | {via_p50:.2f} | {via_p50 - direct_p50:.2f} "
-            f"| {_median(runs, 'direct', c, 'p99_ms'):.2f} "
-            f"| {_median(runs, 'via hub', c, 'p99_ms'):.2f} "
-            f"| {_median(runs, 'direct', c, 'requests_per_s'):.0f} "
-            f"| {_median(runs, 'via hub', c, 'requests_per_s'):.0f} "
-            f"| {_median(runs, 'via hub', c, 'hub_cpu_ms'):.3f} | {errors} |"
-        )
+    for path in ("direct", *args.paths):
+        for c in args.concurrency:
+            mine = [r for r in runs if r.path == path and r.concurrency == c]
+            if not mine:
+                continue
+            cpu = [r.cpu_ms for r in mine]
+            lines.append(
+                f"| {path} | {c} "
+                f"| {spread(_added(runs, path, c)) if path != 'direct' else '—'} "
+                f"| {spread([r.load.p50_ms for r in mine])} "
+                f"| {spread([r.load.p99_ms for r in mine])} "
+                f"| {spread([r.load.requests_per_s for r in mine], 0)} "
+                f"| {spread(cpu, 3)} "
+                f"| {sum(r.load.errors for r in mine)} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Measure the delegation hop and print a Markdown table of medians."""
+    """Measure the hops and print a Markdown table of medians with the min and max."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_run_arguments(parser, concurrency="1,16", duration=8.0)
+    parser.add_argument(
+        "--paths", default="relay,delegate,gateway", help="from: relay, delegate, gateway"
+    )
+    add_run_arguments(parser, concurrency="1,16", duration=6.0)
     parser.add_argument(
         "--partner-delay",
         type=float,
@@ -126,21 +170,22 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds the partner holds each answer (0: the hub's own ceiling)",
     )
     args = parser.parse_args(argv)
+    args.paths = [p.strip() for p in args.paths.split(",") if p.strip() and p != "direct"]
+    for path in args.paths:
+        if path not in PATHS:
+            parser.error(f"unknown path {path!r} (known: relay, delegate, gateway)")
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
-    partner_target = Target(
-        name="partner", command=canned_command("--delay", str(args.partner_delay))
-    )
-    hub_target = Target(name="hub", command=_hub_command, store=_STORE)
 
     def measure(partner: RunningServer, hub: RunningServer, round_no: int) -> list[_Run]:
-        _load(hub, 16, args.warmup)
-        _load(partner, 16, args.warmup)
+        _load(partner, "direct", 16, args.warmup)
+        for path in args.paths:
+            _load(hub, path, 16, args.warmup)
         return _round(partner, hub, args, round_no)
 
     runs = hub_rounds(
         "delegation",
-        partner_target,
-        hub_target,
+        Target(name="partner", command=canned_command("--delay", str(args.partner_delay))),
+        Target(name="hub", command=_hub_command, store=_STORE),
         agents=_AGENTS,
         rounds=args.rounds,
         measure=measure,
@@ -149,14 +194,17 @@ def main(argv: list[str] | None = None) -> None:
     (RESULTS / "delegation.json").write_text(
         json.dumps(
             [
-                {"path": r.path, "round": r.round, "hub_cpu_ms": r.hub_cpu_ms, **r.load.to_dict()}
+                {"path": r.path, "round": r.round, "cpu_ms": r.cpu_ms, **r.load.to_dict()}
                 for r in runs
             ],
             indent=2,
         )
     )
     print()
-    print(f"partner holds each answer {args.partner_delay * 1000:g} ms")
+    print(
+        f"partner holds each answer {args.partner_delay * 1000:g} ms; {args.rounds} rounds of "
+        f"{args.duration:g} s runs; medians (min to max)"
+    )
     print(_report(runs, args))
 
 

@@ -32,7 +32,7 @@ SCENARIOS: dict[str, str] = {"send": "SendMessage", "stream": "SendStreamingMess
 
 _BODY = (
     '{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"%s",'
-    '"role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+    '"role":"ROLE_USER","parts":[{"text":"hello"}]}%s}}'
 )
 _HEAD = (
     "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
@@ -175,6 +175,7 @@ class _Run:
         method: str,
         deadline: float,
         count: int | None,
+        metadata: dict[str, object] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -185,6 +186,7 @@ class _Run:
             _stream_ok if method == "SendStreamingMessage" else _jsonrpc_ok
         )
         self.head = _HEAD.format(path=path, host=host, port=port).encode()
+        self.metadata = f',"metadata":{json.dumps(metadata)}' if metadata else ""
         self.issued = 0
         self.errors = 0
         self.latencies: list[float] = []
@@ -196,7 +198,7 @@ class _Run:
         if self.count is not None and self.issued >= self.count:
             return None
         self.issued += 1
-        body = (_BODY % (self.issued, self.method, uuid.uuid4())).encode()
+        body = (_BODY % (self.issued, self.method, uuid.uuid4(), self.metadata)).encode()
         return b"%s%d\r\n\r\n%s" % (self.head, len(body), body)
 
 
@@ -251,6 +253,7 @@ async def run_load(
     duration: float | None = 10.0,
     count: int | None = None,
     request_timeout: float = 30.0,
+    metadata: dict[str, object] | None = None,
 ) -> LoadResult:
     """Run one load and measure it.
 
@@ -264,6 +267,7 @@ async def run_load(
         count: Total requests to send; the run also stops at `duration` if both are given.
         request_timeout: Seconds allowed past the end for requests still in flight; those
             still unanswered then count as errors.
+        metadata: The request's `params.metadata` (e.g. `{"skill": "delegate"}`), if any.
     """
     if duration is None and count is None:
         raise ValueError("give a duration, a count, or both")
@@ -279,6 +283,7 @@ async def run_load(
         method=method,
         deadline=time.monotonic() + span,
         count=count,
+        metadata=metadata,
     )
     workers = [asyncio.create_task(_worker(run)) for _ in range(concurrency)]
     try:

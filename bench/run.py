@@ -1,5 +1,8 @@
 """Throughput, latency and server CPU per request: the hub against the SDK reference agent.
 
+A bare Litestar JSON echo (`bench.litestar_echo`) runs beside them, so the hub's own cost
+per request can be read against what any request costs on the same stack.
+
 Each server runs as a child pinned to one core (`taskset -c 0`) and this process, which drives
 the load, pins itself to another (core 1), so the two never compete for a core. Targets run
 interleaved — reference, hub, reference, hub … for `--rounds` rounds — so that noise from a
@@ -195,6 +198,10 @@ class Summary:
     p99_ms: float
     server_cpu_ms_per_request: float
     client_cpu_us_per_request: float
+    requests_per_s_range: tuple[float, float] = (0.0, 0.0)
+    """Lowest and highest requests/s over the rounds."""
+    server_cpu_range: tuple[float, float] = (0.0, 0.0)
+    """Lowest and highest server CPU ms/req over the rounds."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,9 +236,15 @@ def summarise(measurements: Sequence[Measurement]) -> list[Summary]:
             client_cpu_us_per_request=statistics.median(
                 m.load.client_cpu_us_per_request for m in group
             ),
+            requests_per_s_range=_range([m.load.requests_per_s for m in group]),
+            server_cpu_range=_range([m.server_cpu_ms_per_request for m in group]),
         )
         for (target, scenario, concurrency), group in groups.items()
     ]
+
+
+def _range(values: Sequence[float]) -> tuple[float, float]:
+    return min(values), max(values)
 
 
 def _divide(numerator: float, denominator: float) -> float | None:
@@ -267,12 +280,14 @@ def _times(value: float | None) -> str:
 
 COMPARISONS = (
     ("hub", "reference"),
+    ("hub", "litestar-echo"),
     ("hub", "hub-off"),
     ("hub-traces", "hub-off"),
     ("hub-traces-10", "hub-off"),
 )
 """The ratio tables a report has, where both targets ran: the hub against the SDK's
-reference, and the hub with metrics (its default) and with traces against telemetry off."""
+reference and against a bare Litestar JSON echo, and the hub with metrics (its default) and
+with traces against telemetry off."""
 
 
 def render_markdown(
@@ -282,7 +297,8 @@ def render_markdown(
     failed: dict[str, str],
     environment: dict[str, object],
 ) -> str:
-    """The report: settings, one table of medians, one table of hub / reference ratios."""
+    """The report: settings, one table of medians, then one table of ratios per comparison
+    (`ratio_tables`: title, e.g. "hub / reference", to its rows)."""
     lines = [
         "# a2a-hub benchmark",
         "",
@@ -292,7 +308,8 @@ def render_markdown(
         f"- {plan.rounds} round(s), targets interleaved ({', '.join(plan.targets)}); "
         f"{plan.duration:g} s per run after {plan.warmup:g} s warm-up per scenario; "
         f"server on core {plan.server_core}, load generator on core {plan.client_core}",
-        "- figures are medians over rounds; errors and ok are totals over rounds; "
+        "- figures are medians over rounds (min to max in brackets); errors and ok are totals "
+        "over rounds; "
         "server CPU is utime+stime of the server process per successful request",
         "",
     ]
@@ -307,8 +324,10 @@ def render_markdown(
     for r in rows:
         lines.append(
             f"| {r.target} | {r.scenario} | {r.concurrency} "
-            f"| {r.requests_per_s:.1f} | {r.p50_ms:.2f} | {r.p99_ms:.2f} "
-            f"| {r.server_cpu_ms_per_request:.3f} | {r.errors} | {r.completed} "
+            f"| {r.requests_per_s:.1f} ({r.requests_per_s_range[0]:.1f}\N{EN DASH}"
+            f"{r.requests_per_s_range[1]:.1f}) | {r.p50_ms:.2f} | {r.p99_ms:.2f} "
+            f"| {r.server_cpu_ms_per_request:.3f} ({r.server_cpu_range[0]:.3f}\N{EN DASH}"
+            f"{r.server_cpu_range[1]:.3f}) | {r.errors} | {r.completed} "
             f"| {r.client_cpu_us_per_request:.0f} |"
         )
     for (over, under), compared in ratio_rows.items():
@@ -343,7 +362,9 @@ def _names(value: str) -> tuple[str, ...]:
 
 def _parse(argv: list[str] | None) -> Plan:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="reference,hub", help="from: " + ", ".join(TARGETS))
+    parser.add_argument(
+        "--targets", default="reference,litestar-echo,hub", help="from: " + ", ".join(TARGETS)
+    )
     parser.add_argument("--scenarios", default="send,stream", help="from: send, stream")
     parser.add_argument("--concurrency", default="1,16,64")
     parser.add_argument("--duration", type=float, default=None, help="seconds per run (10)")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 import uuid
@@ -29,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from bench.spread import spread
 from bench.target import (
     REPO,
     RunningServer,
@@ -166,20 +166,20 @@ def main(argv: list[str] | None = None) -> None:
     except ServerStartError as exc:
         raise SystemExit(f"bench.swarm: {exc}") from None
     print()
-    print("| partners | swarm wall ms (median) | over the 50 ms wait | hub CPU ms/branch |")
+    print(f"{args.rounds} rounds; medians (min to max)")
+    print("| partners | swarm wall ms | over the 50 ms wait | hub CPU ms/branch |")
     print("| ---: | ---: | ---: | ---: |")
     for size in sizes:
-        wall = statistics.median(w for w, _ in broadcast[size])
-        cpu = statistics.median(c for _, c in broadcast[size])
-        print(f"| {size} | {wall:.1f} | {wall - 50:.1f} | {cpu:.3f} |")
+        walls = [w for w, _ in broadcast[size]]
+        print(
+            f"| {size} | {spread(walls, 1)} | {spread([w - 50 for w in walls], 1)} "
+            f"| {spread([c for _, c in broadcast[size]], 3)} |"
+        )
     print()
-    print(
-        "| race of 10 | wall ms (median) | losers canceled (min of rounds) "
-        "| CancelTask received (min) |"
-    )
+    print("| race of 10 | wall ms | losers canceled (min of rounds) | CancelTask received (min) |")
     print("| --- | ---: | ---: | ---: |")
     print(
-        f"| 1 x 10 ms, 9 x 2 s | {statistics.median(r[0] for r in race):.1f} "
+        f"| 1 x 10 ms, 9 x 2 s | {spread([r[0] for r in race], 1)} "
         f"| {min(r[2] for r in race)} | {min(r[3] for r in race)} |"
     )
 

@@ -91,6 +91,10 @@ def write_partner_agents(path: Path, partner_port: int) -> None:
     )
 
 
+def _litestar_echo_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.litestar_echo", "--port", str(port)]
+
+
 def canned_command(*flags: str) -> Callable[[int], list[str]]:
     """The command of a `bench.canned_server` on a given port, with `flags`."""
 
@@ -126,6 +130,8 @@ class Target:
 TARGETS: dict[str, Target] = {
     "reference": Target(name="reference", command=_reference_command),
     "hub": Target(name="hub", command=hub_command, store=_HUB_STORE),
+    # A bare Litestar JSON echo: what a request costs on this stack with no A2A work.
+    "litestar-echo": Target(name="litestar-echo", command=_litestar_echo_command),
     # Not a real agent: replies from memory, to show the harness's own ceiling.
     "canned": Target(name="canned", command=canned_command()),
     # The telemetry comparison: "hub" is the default (metrics on, traces off).

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import ValidationError
 
+from hub.client.http_client import RequestTemplate, send_request
 from hub.client.http_errors import (
     check_status,
     invalid_response,
@@ -100,16 +101,22 @@ class JsonRpcTransport:
         if version not in ("1.0", "0.3"):
             raise ValueError(f"JSON-RPC transport speaks 1.0 or 0.3, not {version!r}")
         self._http = http
-        self._url = url
         self._options = options
         self._agent = options.agent_name
         self._v03 = version == "0.3"
         self._methods = _V03_METHODS if self._v03 else _V1_METHODS
-        self._headers = {
-            **options.headers,
-            "A2A-Version": version,
-            "Accept": "application/json, text/event-stream",
-        }
+        self._post = RequestTemplate(
+            http,
+            "POST",
+            url,
+            headers={
+                **options.headers,
+                "A2A-Version": version,
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+            },
+            timeout=options.timeout,
+        )
         self._ids = itertools.count(1)
 
     async def send(self, request: SendMessageRequest) -> SendMessageResponse:
@@ -226,18 +233,12 @@ class JsonRpcTransport:
         return json.dumps(document, separators=(",", ":")).encode()
 
     def _request(self, operation: str, params: dict[str, Any]) -> httpx.Request:
-        return self._http.build_request(
-            "POST",
-            self._url,
-            content=self._envelope(operation, params),
-            headers={**self._headers, "Content-Type": "application/json"},
-            timeout=self._options.timeout,
-        )
+        return self._post.build(self._envelope(operation, params))
 
     async def _call(self, operation: str, params: dict[str, Any]) -> Any:
         request = self._request(operation, params)
         with translate_http_errors(self._agent):
-            response = await self._http.send(request)
+            response = await send_request(self._http, request)
         return self._result(response, self._methods[operation])
 
     def _result(self, response: httpx.Response, method: str) -> Any:

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
+from hub.client.http_client import send_request
 from hub.client.http_errors import (
     check_status,
     invalid_response,
@@ -176,7 +177,7 @@ class RestTransport:
     ) -> Any:
         request = self._request(method, path, body=body, query=query)
         with translate_http_errors(self._agent):
-            response = await self._http.send(request)
+            response = await send_request(self._http, request)
         self._raise_for_error(response)
         return read_json(response, self._agent)
 

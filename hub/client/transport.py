@@ -15,6 +15,7 @@ from typing import Protocol
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
+from hub.client.http_client import send_request
 from hub.client.http_errors import check_status, invalid_response, translate_http_errors
 from hub.protocol import (
     AgentCard,
@@ -134,7 +135,7 @@ async def open_event_stream(
             sent as a plain JSON answer). If it returns, the answer is reported as invalid.
     """
     with translate_http_errors(agent_name):
-        response = await http.send(request, stream=True)
+        response = await send_request(http, request, stream=True)
     try:
         media_type = response.headers.get("content-type", "").split(";", 1)[0].strip()
         if media_type != "text/event-stream":

@@ -161,11 +161,15 @@ class _Pending:
     (`following_child`): `release` when the call is over.
     """
 
+    __slots__ = ("_followed", "agent", "named", "on_named", "task_id")
+
     def __init__(self, agent: str) -> None:
         self.agent = agent
         self.task_id: str | None = None
-        self.named = anyio.Event()
-        """Set once the partner has named its task."""
+        self.named = False
+        """True once the partner has named its task."""
+        self.on_named: Callable[[], None] | None = None
+        """Called when the partner names its task (the call given up on stops then)."""
         self._followed: dict[str, Callable[[], None]] = {}
 
     def seen(self, task: Task) -> None:
@@ -174,7 +178,9 @@ class _Pending:
         self.task_id = None if task.status.state.is_terminal else task.id
         if self.task_id is not None and self.task_id not in self._followed:
             self._followed[self.task_id] = following_child(self.agent, self.task_id)
-        self.named.set()
+        self.named = True
+        if self.on_named is not None:
+            self.on_named()
         note_child(self.agent, task.id, task.status.state)
 
     async def abandon(self, tool: RemoteAgentTool) -> None:
@@ -222,26 +228,31 @@ async def _to_the_end(
     pending = _Pending(tool.agent)
     outcome: list[Task | Message | BaseException] = []
     finished = anyio.Event()
-    given_up = anyio.Event()
+    # The follow runs in a cancel scope of its own, not a task group with a watcher task:
+    # a caller who gives up stops it through `pending` (once the partner names its task) or
+    # through the scope's deadline (when the partner takes longer than `patience` to name it).
+    following = anyio.CancelScope()
+    patience = _CANCEL_WAIT
+    given_up = False
 
-    async def run(patience: float) -> None:
+    def give_up() -> None:
+        nonlocal given_up
+        given_up = True
+        if pending.named:
+            following.cancel()
+        else:
+            pending.on_named = following.cancel
+            following.deadline = anyio.current_time() + patience
+
+    async def run() -> None:
         try:
-            async with anyio.create_task_group() as group:
-
-                async def stop_once_named() -> None:
-                    await given_up.wait()
-                    with anyio.move_on_after(patience):
-                        await pending.named.wait()
-                    group.cancel_scope.cancel()
-
-                group.start_soon(stop_once_named)
+            with following:
                 try:
                     outcome.append(await follow(client, message, metadata, pending))
                 except Exception as exc:  # handed to the caller below
                     outcome.append(exc)
-                group.cancel_scope.cancel()
             finished.set()
-            if given_up.is_set():
+            if given_up:
                 await pending.abandon(tool)
         finally:
             finished.set()
@@ -249,18 +260,20 @@ async def _to_the_end(
 
     async def shielded() -> None:
         with anyio.CancelScope(shield=True):
-            await run(_CANCEL_WAIT)
+            await run()
 
     async def wait() -> None:
         try:
             await finished.wait()
         except anyio.get_cancelled_exc_class():
-            given_up.set()
             if finished.is_set():  # the follow ended just as its caller gave up
                 await pending.abandon(tool)
+            else:
+                give_up()
             raise
 
-    if in_background(lambda: run(_NAME_WAIT)):
+    if in_background(run):
+        patience = _NAME_WAIT
         await wait()
     else:
         async with anyio.create_task_group() as group:

@@ -13,6 +13,7 @@ import pytest
 from hub.client import A2AClient, user_message
 from hub.errors import RemoteRpcError, UnsupportedOperationError
 from hub.protocol import AgentCard, ListTasksRequest, TaskPushNotificationConfig, TaskState
+from hub.protocol.trace import CallScope, use_scope
 from hub.testing import serve_on_loopback
 from tests.client.scripted import ScriptedAgent, card_document, respond, rpc_result
 
@@ -113,3 +114,27 @@ async def test_rest_uses_the_routes_under_the_tenant_and_reads_status_errors(
     assert query.query == "status=TASK_STATE_COMPLETED&includeArtifacts=true"
     assert [task.id for task in listed.tasks] == ["t1"]
     assert caught.value.code == -32002
+
+
+async def test_every_call_carries_the_trace_and_its_headers_and_never_a_partners_cookie(
+    agent: tuple[ScriptedAgent, str], http: httpx.AsyncClient
+) -> None:
+    scripted, url = agent
+    reply = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"task": TASK}}).encode()
+    scripted.routes["SendMessage"] = respond(200, reply, headers=[("set-cookie", "sid=s1; Path=/")])
+    client = client_for(url, http, "JSONRPC", "1.0")
+    scope = CallScope.new()
+
+    with anyio.fail_after(5), use_scope(scope):
+        await client.send(user_message("one"))
+        await client.send(user_message("two"))
+
+    first, second = scripted.seen[-2:]
+    for call in (first, second):
+        assert call.headers["traceparent"].split("-")[1] == scope.trace_id
+        assert call.headers["authorization"] == "Bearer k"
+        assert call.headers["content-type"] == "application/json"
+        assert call.headers["content-length"] == str(len(call.body))
+    assert first.document["params"]["message"]["parts"] == [{"text": "one"}]
+    assert second.document["id"] == first.document["id"] + 1
+    assert "cookie" not in second.headers
