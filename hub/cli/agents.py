@@ -15,11 +15,11 @@ import anyio
 from hub.cli.compose import json_option
 from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
 from hub.cli.render import answer_hint, camel_keys
+from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
-from hub.config import Settings
 from hub.protocol import AgentCard
-from hub.registry import AgentEntry, Registry
-from hub.runtime import configured_skills, registry_for
+from hub.registry import AgentEntry, Registry, registry_for
+from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
 from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
@@ -27,9 +27,14 @@ from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 __all__ = ["agents", "call", "route", "swarm"]
 
 
-async def agents(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+def _registry(args: argparse.Namespace) -> Registry:
+    """The partners: of --agents, or of the file the settings name."""
+    return registry_for(command_settings(args), args.agents)
+
+
+async def agents(args: argparse.Namespace, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     if args.action == "list":
         _list(registry, as_json=args.json)
         return 0
@@ -51,10 +56,10 @@ async def agents(args: argparse.Namespace, settings: Settings, running: Running)
         return 0
 
 
-async def call(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def call(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome; returns the
     exit status."""
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     arguments: dict[str, Any] = {"message": args.text}
     for key in ("skill", "context_id", "task_id"):
         if getattr(args, key):
@@ -92,9 +97,10 @@ async def _check_skill(partners: Partners, name: str, skill: str) -> None:
         )
 
 
-async def route(args: argparse.Namespace, settings: Settings) -> int:
+async def route(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub route TEXT`: the ranked candidates for a request and why (nothing is sent but
     card reads)."""
+    settings = command_settings(args)
     registry = registry_for(settings, args.agents)
     skills = {sid: local.card for sid, local in configured_skills(settings).items()}
     request = RouteRequest(
@@ -115,10 +121,10 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def swarm(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def swarm(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     items = None
     if args.items is not None:
         items = json_option("--items", args.items)

@@ -12,9 +12,9 @@ import anyio
 from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
 from hub.cli.render import answer_hint, describe, task_row
+from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
-from hub.config import Settings
 from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
 from hub.protocol import (
     AgentCapabilities,
@@ -25,8 +25,8 @@ from hub.protocol import (
     StreamResponse,
     Task,
     TaskState,
+    state_name,
 )
-from hub.tools.result import state_name
 
 __all__ = ["send", "tasks"]
 
@@ -158,9 +158,9 @@ async def _until_waiting(events: AsyncIterator[StreamResponse]) -> AsyncIterator
         first = False
 
 
-async def tasks(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
-    url = args.url or settings.server.base_url()
+    url = args.url or command_settings(args).server.base_url()
     running.url = url
     answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:

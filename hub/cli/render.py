@@ -7,8 +7,7 @@ import os
 import sys
 from typing import Any
 
-from hub.protocol import Message, StreamResponse, Task, TaskState
-from hub.tools.result import state_name
+from hub.protocol import Message, StreamResponse, Task, TaskState, state_name
 
 __all__ = [
     "TERMINAL_OR_WAITING",
