@@ -210,6 +210,16 @@ def test_tasks_list_pages_with_the_printed_token_and_shows_time_and_skill(hub_ur
         assert row[-2:] == ["context", first["contextId"]]
 
 
+def test_tasks_list_names_the_skill_of_a_task_sent_without_one(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "to the default"))
+    assert sent["metadata"] == {"skill": "echo"}  # the task itself says what ran it
+    args = ["tasks", "list", "--url", hub_url, "--context-id", sent["contextId"]]
+    [row, total] = ok(*args).splitlines()
+    assert row.split()[:2] == [sent["id"], "completed"]
+    assert row.split()[3] == "echo"
+    assert total == "(1 of 1)"
+
+
 def test_tasks_list_filters_by_a_state_written_as_the_cli_prints_it(hub_url: str) -> None:
     parked = json.loads(ok("send", "--json", "--skill", "interview", hub_url, "hi", status=3))
     lines = ok("tasks", "list", "--url", hub_url, "--state", "input-required").splitlines()
