@@ -14,7 +14,7 @@ import anyio
 
 from hub.cli.compose import json_option
 from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
-from hub.cli.render import answer_hint, camel_keys
+from hub.cli.render import answer_hint, camel_keys, state_label
 from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.protocol import AgentCard
@@ -135,7 +135,8 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
     async def show(branch: Branch) -> None:
         if not args.json:
             outcome = branch.answer if branch.ok else branch.error
-            print(f"[{branch.agent}] {branch.state}" + (f": {outcome}" if outcome else ""))
+            label = state_label(branch.state)
+            print(f"[{branch.agent}] {label}" + (f": {outcome}" if outcome else ""))
 
     async with Partners(registry) as partners:
         chosen = await choose_partners(
@@ -295,7 +296,7 @@ def _health_json(health: PartnerHealth) -> dict[str, Any]:
 
 
 def _result(result: ToolResult) -> str:
-    lines = [f"{result.agent}: {result.state}"]
+    lines = [f"{result.agent}: {state_label(result.state)}"]
     if result.task_id:
         lines[0] += f"  (task {result.task_id}, context {result.context_id})"
     for artifact in result.artifacts:
