@@ -309,3 +309,58 @@ def test_the_readme_shell_examples_run_in_order(tmp_path: Path) -> None:
                 session.example(command)
     finally:
         session.close()
+
+
+# --- docs/tools.md and docs/routing.md: the CLI and curl examples, against partners -----------
+
+PARTNER = """\
+server: {log_level: warning}
+store: {kind: memory}
+card: {name: research, description: "Finds a paper and can summarise it (it echoes)."}
+skills:
+  - builtin: echo
+  - module: tests.e2e.crash_skills:interview
+"""
+
+# Every partner the examples name, all served by one partner hub: the names and tags are the
+# registry's, what answers is the same echo.
+PARTNERS = {
+    "research": ["research"],
+    "other": [],
+    "translate": ["translate"],
+    "review-a": ["review"],
+    "review-b": ["review"],
+}
+
+
+def test_the_partner_examples_of_tools_and_routing_run_against_a_partner_hub(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "partner.yaml").write_text(PARTNER)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    with hub_process(tmp_path / "partner.yaml") as (_, partner):
+        entries = "".join(
+            f"  - {{name: {name}, url: '{partner}', tags: {tags}}}\n"
+            for name, tags in PARTNERS.items()
+        )
+        (tmp_path / "agents.yaml").write_text(f"version: 1\nagents:\n{entries}")
+        session = Session(tmp_path)
+        try:
+            # A partner task waiting for an answer: what `--task-id TASK_ID` answers.
+            asked = session.run(".venv/bin/a2a-hub call research hi --skill interview")
+            assert asked.returncode == 3, asked.stderr
+            for doc in ("tools.md", "routing.md"):
+                blocks = [block for block in BLOCKS if block.path.name == doc]
+                runnable = [block for block in blocks if block.lang == "sh" and not block.fragment]
+                assert runnable, doc
+                for block in runnable:
+                    commands = _commands(block.text)
+                    for command in commands:
+                        session.example(command)
+                    after = blocks[blocks.index(block) + 1 :]
+                    if after and after[0].lang == "text":
+                        # The output the page shows for the block's last command.
+                        shown = session.run(commands[-1]).stdout
+                        assert shown == after[0].text, (block.name, shown)
+        finally:
+            session.close()
