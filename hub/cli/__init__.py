@@ -81,6 +81,11 @@ def explain(exc: HubError, running: Running) -> str:
     if running.agent and _unreachable(exc):
         # The message names the partner; its URL is in agents.yaml, where a fix would go.
         return f"{exc}; check that it is running and that its url in agents.yaml is right"
+    if running.url and _unreachable(exc) and running.url_from_settings:
+        return (
+            f"cannot reach {running.url}, the hub these settings describe (server.public_url, "
+            "or server.host and server.port); check that it is running, or pass --url"
+        )
     if running.url and _unreachable(exc):
         return (
             f"cannot reach {running.url}; check that the agent is running and that the URL is right"

@@ -161,7 +161,7 @@ async def _until_waiting(events: AsyncIterator[StreamResponse]) -> AsyncIterator
 async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
     url = args.url or command_settings(args).server.base_url()
-    running.url = url
+    running.url, running.url_from_settings = url, args.url is None
     answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:
         if args.action == "list":

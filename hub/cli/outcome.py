@@ -63,6 +63,8 @@ class Running:
     url: str | None = None
     agent: str | None = None
     """The partner's name in agents.yaml, when the command reached it by name."""
+    url_from_settings: bool = False
+    """The URL was not given but read from the settings (the hub they describe)."""
     what: str = "the command"
 
     def interrupted(self) -> str:

@@ -128,6 +128,20 @@ def test_send_to_an_address_where_nothing_listens_exits_1_without_a_traceback() 
     )
 
 
+def test_tasks_without_url_names_the_settings_it_took_the_hub_from(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        config = write_config(tmp_path, f"server: {{port: {port}}}\n")
+        done = cli("tasks", "list", "--config", str(config))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"a2a-hub: cannot reach http://127.0.0.1:{port}, the hub these settings describe "
+        "(server.public_url, or server.host and server.port); check that it is running, or "
+        "pass --url\n"
+    )
+
+
 # --- against a running hub ---------------------------------------------------------------------
 
 
