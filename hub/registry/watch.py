@@ -195,11 +195,11 @@ class RegistryWatcher:
             if not force and stat == self._stat and not self._racy:
                 return None
             self._stat = stat
-            if stat is None and not force and self._registry is not None:
-                if not self._registry.all():
-                    # No file and no partners (a default agents.yaml that does not exist):
-                    # nothing was lost, nothing to report; the file is read once it appears.
-                    return None
+            empty = self._registry is not None and not self._registry.all()
+            if stat is None and not force and empty:
+                # No file and no partners (a default agents.yaml that does not exist): nothing
+                # was lost, nothing to report; the file is read once it appears.
+                return None
             self._racy = stat is not None and time.time_ns() - stat[0] < _RACY_NS
             digest = await anyio.to_thread.run_sync(_digest, self._path)
             if not force and digest == self._digest:
