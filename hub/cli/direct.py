@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+import httpx
 
 from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
@@ -65,7 +66,8 @@ async def _client(
     When there is no card and the URL does not answer as an endpoint either, the error says
     that no card was found where one was looked for: that is what the user has to fix.
     """
-    async with build_http_client() as http:
+    # httpx's own transport: a command that sends a request or two need not load aiohttp.
+    async with build_http_client(transport=httpx.AsyncHTTPTransport()) as http:
         missing: str | None = None
         try:
             card = await CardCache(http).get(card_url(url))
