@@ -1,8 +1,9 @@
 """How fast the command starts: `a2a-hub --help`, `--version`, two client commands, and
 `a2a-hub serve` until its first agent card is served, beside the reference agent's.
 
-    python -m bench.startup               # 7 runs of each, interleaved
+    python -m bench.startup                        # 7 runs of each, interleaved
     python -m bench.startup --runs 15
+    python -m bench.startup --also /path/to/other  # and the hub of another source tree
 
 Each figure is a whole process, as a user meets it: wall time from spawn to exit (to the
 first card answered with 200, for a server) and the CPU it used (user + system, of the
@@ -80,21 +81,22 @@ def _card_answers(port: int) -> bool:
         return False
 
 
-def run_command(argv: list[str]) -> tuple[float, float]:
+def run_command(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of one run of a command that exits by itself."""
     cpu, start = _children_cpu(), time.perf_counter()
-    subprocess.run(
-        argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
-    )
+    quiet = subprocess.DEVNULL
+    subprocess.run(argv, cwd=REPO, env=env, stdout=quiet, stderr=quiet, check=False)
     return time.perf_counter() - start, _children_cpu() - cpu
 
 
-def run_server(command: Callable[[int], list[str]]) -> tuple[float, float]:
+def run_server(
+    command: Callable[[int], list[str]], env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """Wall seconds from spawn to the first card served, and the server's CPU until then."""
     port = _free_port()
     start = time.perf_counter()
     process = subprocess.Popen(
-        command(port), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command(port), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         while not _card_answers(port):
@@ -133,31 +135,51 @@ def _idle_hub() -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="counted runs of each command")
-    args = parser.parse_args(argv)
-    exit_on_sigterm()
-    hub = _hub()
+def _reference(port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
 
-    def hub_serve(port: int) -> list[str]:
+
+def _commands_of(
+    hub: list[str], url: str, label: str, env: dict[str, str] | None
+) -> dict[str, Callable[[], tuple[float, float]]]:
+    """The measured commands of one source tree (`env` names it on PYTHONPATH)."""
+
+    def serve(port: int) -> list[str]:
         flags = ["--store", "memory", "--log-level", "warning", "--port", str(port)]
         return [*hub, "serve", "--config", "bench/hub.yaml", *flags]
 
-    def reference(port: int) -> list[str]:
-        return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
+    tasks = [*hub, "tasks", "list", "--url", url, "--page-size", "1"]
+    return {
+        f"`a2a-hub --help`{label}": lambda: run_command([*hub, "--help"], env),
+        f"`a2a-hub --version`{label}": lambda: run_command([*hub, "--version"], env),
+        f"`a2a-hub send URL hi`{label}": lambda: run_command([*hub, "send", url, "hi"], env),
+        f"`a2a-hub tasks list --url URL`{label}": lambda: run_command(tasks, env),
+        f"`a2a-hub serve` → first card{label}": lambda: run_server(serve, env),
+    }
 
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="counted runs of each command")
+    parser.add_argument(
+        "--also",
+        metavar="DIR",
+        help="a source tree of another version of the hub (e.g. `git archive main`), measured "
+        "beside this one with the same interpreter and packages",
+    )
+    args = parser.parse_args(argv)
+    exit_on_sigterm()
+    # The console script, as users run it; PYTHONPATH names the tree (with `python -m hub`
+    # the working directory's tree would come first).
+    hub = _hub()
+    trees: dict[str, dict[str, str] | None] = {"": None}
+    if args.also:
+        trees[" (other tree)"] = {**os.environ, "PYTHONPATH": str(Path(args.also).resolve())}
     with _idle_hub() as url:
-        commands: dict[str, Callable[[], tuple[float, float]]] = {
-            "`a2a-hub --help`": lambda: run_command([*hub, "--help"]),
-            "`a2a-hub --version`": lambda: run_command([*hub, "--version"]),
-            "`a2a-hub send URL hi`": lambda: run_command([*hub, "send", url, "hi"]),
-            "`a2a-hub tasks list --url URL`": lambda: run_command(
-                [*hub, "tasks", "list", "--url", url, "--page-size", "1"]
-            ),
-            "`a2a-hub serve` → first card": lambda: run_server(hub_serve),
-            "reference agent → first card": lambda: run_server(reference),
-        }
+        commands: dict[str, Callable[[], tuple[float, float]]] = {}
+        for label, env in trees.items():
+            commands |= _commands_of(hub, url, label, env)
+        commands["reference agent → first card"] = lambda: run_server(_reference)
         figures = {name: Figures(name) for name in commands}
         # One warm-up round: the page cache, the bytecode files.
         for _ in range(1):
