@@ -55,7 +55,7 @@ def _blocks() -> list[Block]:
         lines = path.read_text(encoding="utf-8").splitlines()
         index = 0
         while index < len(lines):
-            fence = re.match(r"^```(\w+)$", lines[index])
+            fence = re.match(r"^```(\w*)$", lines[index])
             if fence is None:
                 index += 1
                 continue
@@ -358,9 +358,58 @@ def test_the_partner_examples_of_tools_and_routing_run_against_a_partner_hub(
                     for command in commands:
                         session.example(command)
                     after = blocks[blocks.index(block) + 1 :]
-                    if after and after[0].lang == "text":
-                        # The output the page shows for the block's last command.
+                    closing = block.line + len(block.text.splitlines()) + 1
+                    if after and after[0].lang == "text" and after[0].line <= closing + 4:
+                        # The output the page shows for the block's last command, right after.
                         shown = session.run(commands[-1]).stdout
                         assert shown == after[0].text, (block.name, shown)
         finally:
             session.close()
+
+
+# --- every example: run, or marked with the reason it is not --------------------------------
+
+# Where the shell examples are run (the tests above); anywhere else they must say why not.
+SHELL_RUN = {"README.md", "tools.md", "routing.md"}
+
+
+def test_every_block_has_a_language_and_every_shell_example_is_run_or_says_why_not() -> None:
+    for block in BLOCKS:
+        # A fence without a language would hide an example from these checks.
+        assert block.lang, f"{block.name}: name the block's language (text for output)"
+        if block.lang in ("sh", "console") and not block.fragment:
+            assert block.path.name in SHELL_RUN, f"{block.name}: run it here, or mark it"
+
+
+def test_the_security_cli_transcript_is_what_the_cli_prints(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    settings = re.search(r"```yaml\n(auth:.*?)```", text, re.DOTALL)
+    assert settings is not None
+    [transcript] = [
+        block
+        for block in BLOCKS
+        if block.path.name == "security.md" and "a2a-hub send" in block.text
+    ]
+    (tmp_path / "hub.yaml").write_text(
+        "store: {kind: memory}\nskills:\n  - builtin: echo\n  - builtin: delegate\n"
+        + settings.group(1)
+    )
+    session = Session(tmp_path)
+    key = "ops-3f9a2c7e1b5d8a40"
+    session.env |= {"HUB_OPS_KEY": key, "HUB_PARTNER_TOKEN": "partner-7d1e5b9c3a2f8064"}
+    try:
+        session.serve("8123", ["serve", "--config", "hub.yaml"])
+        documented = "http://127.0.0.1:8123"
+        real = session.address("8123")
+        steps = re.split(r"^\$ ", transcript.text, flags=re.MULTILINE)[1:]
+        assert len(steps) == 2
+        for step in steps:
+            command, _, shown = step.partition("\n")
+            command = command.replace("A2A_HUB_API_KEY=...", f"A2A_HUB_API_KEY={key}")
+            command = command.replace("a2a-hub ", f"{sys.executable} -m hub ", 1)
+            done = session.run(command.replace(documented, real))
+            printed = (done.stdout + done.stderr).replace(real, documented)
+            ids = re.compile(r"\b[0-9a-f]{32}\b")
+            assert ids.sub("ID", printed) == ids.sub("ID", shown), command
+    finally:
+        session.close()
