@@ -162,6 +162,8 @@ async def _until_waiting(events: AsyncIterator[StreamResponse]) -> AsyncIterator
 
 async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
+    if args.action != "list" and not args.task_id:
+        raise UsageError(f"tasks {args.action} needs a TASK_ID")
     url = args.url or command_settings(args).server.base_url()
     running.url, running.url_from_settings = url, args.url is None
     answer_with = f"a2a-hub send {url}"
@@ -183,8 +185,6 @@ async def tasks(args: argparse.Namespace, running: Running) -> int:
             if page.next_page_token:
                 print(f"next page: --page-token {page.next_page_token}")
             return OK
-        if not args.task_id:
-            raise UsageError(f"tasks {args.action} needs a TASK_ID")
         if args.action == "subscribe":
             running.task_id = args.task_id
             async with client.subscribe(args.task_id) as events:

@@ -142,6 +142,19 @@ def test_tasks_without_url_names_the_settings_it_took_the_hub_from(tmp_path: Pat
     )
 
 
+def test_tasks_without_a_task_id_is_a_usage_error_before_anything_is_sent() -> None:
+    action = "subscribe"  # as get and cancel: one check before the card is read
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        listening.setblocking(False)
+        done = cli("tasks", action, "--url", f"http://127.0.0.1:{listening.getsockname()[1]}")
+        with pytest.raises(BlockingIOError):
+            listening.accept()  # no connection was made
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == f"a2a-hub tasks: error: tasks {action} needs a TASK_ID"
+
+
 # --- against a running hub ---------------------------------------------------------------------
 
 
