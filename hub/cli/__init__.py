@@ -110,10 +110,12 @@ def _closed_pipe() -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `a2a-hub` command."""
-    parser, commands = build_parser()
-    args = parser.parse_args(argv)
-    running = Running(what=f"`a2a-hub {args.command}`")
+    running = Running(what="`a2a-hub`")
     try:
+        # Inside the try: Ctrl-C while the command line is read is one line too.
+        parser, commands = build_parser()
+        args = parser.parse_args(argv)
+        running.what = f"`a2a-hub {args.command}`"
         status = _run_unwrapped(args, running)
         sys.stdout.flush()
     except KeyboardInterrupt:
