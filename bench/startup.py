@@ -23,6 +23,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -94,22 +95,27 @@ def run_server(
 ) -> tuple[float, float]:
     """Wall seconds from spawn to the first card served, and the server's CPU until then."""
     port = _free_port()
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        command(port), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        while not _card_answers(port):
-            if process.poll() is not None:
-                raise RuntimeError(f"{command(port)} exited with {process.returncode}")
-            time.sleep(0.005)
-        wall = time.perf_counter() - start
-        stat = Path(f"/proc/{process.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with tempfile.TemporaryFile() as said:
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command(port), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=said
+        )
+        try:
+            while not _card_answers(port):
+                if process.poll() is not None:
+                    said.seek(0)
+                    raise RuntimeError(
+                        f"{command(port)} exited with {process.returncode}: "
+                        + said.read().decode(errors="replace")
+                    )
+                time.sleep(0.005)
+            wall = time.perf_counter() - start
+            stat = Path(f"/proc/{process.pid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
     return wall, cpu
 
 
