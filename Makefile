@@ -2,19 +2,20 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# Two stamps: `make run` needs only the hub's own dependencies; the test extras (pytest,
+# Two stamps: `make run` needs only the hub's own dependencies (and the `mcp` extra, so that
+# it serves /mcp); the test extras (pytest,
 # mypy, ruff, hypothesis, a2a-sdk) come with the first `make test` (or `make install`).
 STAMP      := $(VENV)/.installed-runtime
 TEST_STAMP := $(VENV)/.installed-test
 # `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
 PORT   ?=
 
-.PHONY: run test lint typecheck pytest bench install postgres-server clean
+.PHONY: run test lint typecheck pytest bench install postgres-server chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[mcp]'
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
@@ -41,13 +42,24 @@ postgres-server:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql \
 	    >/dev/null; }
 
-pytest: $(TEST_STAMP) postgres-server
+# The console's browser tests drive Debian's chromium through Playwright (nothing downloads
+# a browser): install the package where it is missing.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing the Debian package chromium for the tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    >/dev/null; }
+
+pytest: $(TEST_STAMP) postgres-server chromium
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
+# `make bench BENCH="--targets hub-off,hub,hub-traces --scenarios send --concurrency 16"`
+BENCH ?=
+
 bench: $(TEST_STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run $(BENCH)
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-wal var/*.db-shm

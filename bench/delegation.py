@@ -25,27 +25,23 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.load import LoadResult, format_result, run_load_sync
 from bench.target import (
-    REPO,
+    RESULTS,
     RunningServer,
-    ServerStartError,
     Target,
+    add_run_arguments,
     canned_command,
-    exit_on_sigterm,
     hub_command,
-    pin_self,
-    start_server,
+    hub_rounds,
 )
 
 __all__ = ["main"]
 
-RESULTS = REPO / "bench" / "results"
 _AGENTS = Path("var/bench-agents.yaml")
 _STORE = Path("var/bench-delegation.db")
 _SETTLE = 0.25
@@ -64,14 +60,6 @@ class _Run:
     round: int
     load: LoadResult
     hub_cpu_ms: float | None
-
-
-def _write_agents(partner_port: int) -> None:
-    (REPO / _AGENTS).parent.mkdir(parents=True, exist_ok=True)
-    (REPO / _AGENTS).write_text(
-        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
-        encoding="utf-8",
-    )
 
 
 def _load(server: RunningServer, concurrency: int, duration: float) -> LoadResult:
@@ -130,10 +118,7 @@ def _report(runs: list[_Run], args: argparse.Namespace) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Measure the delegation hop and print a Markdown table of medians."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--concurrency", default="1,16")
-    parser.add_argument("--duration", type=float, default=8.0, help="seconds per run")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not counted")
-    parser.add_argument("--rounds", type=int, default=3)
+    add_run_arguments(parser, concurrency="1,16", duration=8.0)
     parser.add_argument(
         "--partner-delay",
         type=float,
@@ -142,27 +127,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     args.concurrency = [int(c) for c in args.concurrency.split(",")]
-    exit_on_sigterm()
-    if not pin_self(1):
-        print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
     partner_target = Target(
         name="partner", command=canned_command("--delay", str(args.partner_delay))
     )
     hub_target = Target(name="hub", command=_hub_command, store=_STORE)
-    runs: list[_Run] = []
-    try:
-        with start_server(partner_target, core=1, log_path=RESULTS / "partner.log") as partner:
-            _write_agents(partner.port)
-            for round_no in range(1, args.rounds + 1):
-                print(f"round {round_no}/{args.rounds}", flush=True)
-                with start_server(
-                    hub_target, core=0, log_path=RESULTS / f"delegation-hub-{round_no}.log"
-                ) as hub:
-                    _load(hub, 16, args.warmup)
-                    _load(partner, 16, args.warmup)
-                    runs += _round(partner, hub, args, round_no)
-    except ServerStartError as exc:
-        raise SystemExit(f"bench.delegation: {exc}") from None
+
+    def measure(partner: RunningServer, hub: RunningServer, round_no: int) -> list[_Run]:
+        _load(hub, 16, args.warmup)
+        _load(partner, 16, args.warmup)
+        return _round(partner, hub, args, round_no)
+
+    runs = hub_rounds(
+        "delegation",
+        partner_target,
+        hub_target,
+        agents=_AGENTS,
+        rounds=args.rounds,
+        measure=measure,
+    )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "delegation.json").write_text(
         json.dumps(

@@ -25,7 +25,7 @@ from typing import cast
 import httptools
 import uvloop
 
-__all__ = ["SCENARIOS", "LoadResult", "run_load", "run_load_sync"]
+__all__ = ["SCENARIOS", "LoadResult", "percentile", "run_load", "run_load_sync"]
 
 # Scenario name -> JSON-RPC method (A2A 1.0 names).
 SCENARIOS: dict[str, str] = {"send": "SendMessage", "stream": "SendStreamingMessage"}
@@ -234,7 +234,7 @@ async def _worker(run: _Run) -> None:
             conn.close()
 
 
-def _percentile(ordered: list[float], fraction: float) -> float:
+def percentile(ordered: list[float], fraction: float) -> float:
     """Nearest-rank percentile of an ascending list."""
     if not ordered:
         return 0.0
@@ -300,8 +300,8 @@ async def run_load(
         completed=len(ordered),
         errors=run.errors,
         elapsed_s=elapsed,
-        p50_ms=_percentile(ordered, 0.50) * 1e3,
-        p99_ms=_percentile(ordered, 0.99) * 1e3,
+        p50_ms=percentile(ordered, 0.50) * 1e3,
+        p99_ms=percentile(ordered, 0.99) * 1e3,
         client_cpu_s=cpu,
     )
 

@@ -8,21 +8,30 @@ the ratio hub / reference. Each round starts each server afresh, with an empty s
 
     python -m bench.run                      # what `make bench` runs
     python -m bench.run --targets reference --quick
+    python -m bench.run --targets hub-off,hub,hub-traces --scenarios send --concurrency 16
+
+The last compares the hub with telemetry off, with metrics (its default) and with metrics and
+traces exported to a local OTLP receiver (`bench.otlp_sink`, started on the load
+generator's core).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 from bench.load import SCENARIOS, LoadResult, format_result, run_load_sync
 from bench.target import (
@@ -31,6 +40,7 @@ from bench.target import (
     RunningServer,
     ServerStartError,
     exit_on_sigterm,
+    free_port,
     pin_self,
     start_server,
 )
@@ -115,6 +125,38 @@ def _measure(server: RunningServer, plan: Plan, round_no: int) -> list[Measureme
             )
             measurements.append(measurement)
     return measurements
+
+
+@contextlib.contextmanager
+def otlp_sink(plan: Plan) -> Iterator[str | None]:
+    """A local OTLP receiver (`bench.otlp_sink`) on the load generator's core while a target
+    that exports traces is in the plan; yields its URL (None when none is needed). The
+    servers find it through `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`."""
+    if not any(TARGETS[name].traces for name in plan.targets):
+        yield None
+        return
+    port = free_port()
+    command = [sys.executable, "-m", "bench.otlp_sink", "--port", str(port)]
+    if plan.client_core is not None:
+        command = ["taskset", "-c", str(plan.client_core), *command]
+    process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{url}/v1/traces"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"{url}/stats", timeout=1.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the OTLP receiver did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        os.environ.pop("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", None)
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def run_plan(plan: Plan) -> tuple[list[Measurement], dict[str, str]]:
@@ -223,10 +265,20 @@ def _times(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}x"
 
 
+COMPARISONS = (
+    ("hub", "reference"),
+    ("hub", "hub-off"),
+    ("hub-traces", "hub-off"),
+    ("hub-traces-10", "hub-off"),
+)
+"""The ratio tables a report has, where both targets ran: the hub against the SDK's
+reference, and the hub with metrics (its default) and with traces against telemetry off."""
+
+
 def render_markdown(
     plan: Plan,
     rows: Sequence[Summary],
-    ratio_rows: Sequence[Ratio],
+    ratio_rows: Mapping[tuple[str, str], Sequence[Ratio]],
     failed: dict[str, str],
     environment: dict[str, object],
 ) -> str:
@@ -259,22 +311,26 @@ def render_markdown(
             f"| {r.server_cpu_ms_per_request:.3f} | {r.errors} | {r.completed} "
             f"| {r.client_cpu_us_per_request:.0f} |"
         )
-    if ratio_rows:
+    for (over, under), compared in ratio_rows.items():
+        if not compared:
+            continue
         lines += [
             "",
-            "## hub / reference",
+            f"## {over} / {under}",
             "",
             "Above 1x is better for req/s; below 1x is better for latency and CPU.",
             "",
             "| scenario | c | req/s | p50 | p99 | server CPU/req |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",
         ]
-        for q in ratio_rows:
+        for q in compared:
             lines.append(
                 f"| {q.scenario} | {q.concurrency} | {_times(q.requests_per_s)} "
                 f"| {_times(q.p50_ms)} | {_times(q.p99_ms)} "
                 f"| {_times(q.server_cpu_ms_per_request)} |"
             )
+    if "otlp_spans" in environment:
+        lines += ["", f"OTLP receiver: {environment['otlp_spans']} spans received."]
     if failed:
         lines += ["", "## failed to run", ""]
         lines += [f"- {name}: {why}" for name, why in failed.items()]
@@ -335,10 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "loadavg_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
-    measurements, failed = run_plan(plan)
+    with otlp_sink(plan) as sink:
+        measurements, failed = run_plan(plan)
+        if sink is not None:
+            environment["otlp_spans"] = httpx.get(f"{sink}/stats", timeout=5).json()["spans"]
     environment["loadavg_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = summarise(measurements)
-    ratio_rows = ratios(rows, "hub", "reference")
+    ratio_rows = {pair: ratios(rows, *pair) for pair in COMPARISONS}
     report = render_markdown(plan, rows, ratio_rows, failed, environment)
     print()
     print(report)
@@ -348,7 +407,10 @@ def main(argv: list[str] | None = None) -> int:
         "environment": environment,
         "plan": dataclasses.asdict(plan),
         "medians": [dataclasses.asdict(r) for r in rows],
-        "ratios_hub_over_reference": [dataclasses.asdict(q) for q in ratio_rows],
+        "ratios": {
+            f"{over}/{under}": [dataclasses.asdict(q) for q in compared]
+            for (over, under), compared in ratio_rows.items()
+        },
         "failed": failed,
         "measurements": [m.to_dict() for m in measurements],
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import os
@@ -10,9 +11,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
@@ -22,14 +24,19 @@ __all__ = [
     "RunningServer",
     "ServerStartError",
     "Target",
+    "add_run_arguments",
     "canned_command",
     "exit_on_sigterm",
+    "free_port",
     "hub_command",
+    "hub_rounds",
     "pin_self",
     "start_server",
+    "write_partner_agents",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
 _HUB_STORE = Path("var/bench-hub.db")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -47,10 +54,11 @@ def hub_command(
     port: int,
     *,
     config: str = "bench/hub.yaml",
-    store: Path = _HUB_STORE,
+    store: Path | None = _HUB_STORE,
     extra: Sequence[str] = (),
 ) -> list[str]:
-    """`a2a-hub serve` on `port` with a benchmark's settings file and store, plus `extra`."""
+    """`a2a-hub serve` on `port` with a benchmark's settings file and SQLite store (None:
+    the store the settings file names), plus `extra`."""
     # The console script is what users run; `python -m hub` covers an install without scripts.
     script = Path(sys.executable).with_name("a2a-hub")
     launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
@@ -61,8 +69,7 @@ def hub_command(
         config,
         "--port",
         str(port),
-        "--store",
-        str(store),
+        *(["--store", str(store)] if store is not None else []),
         # uvicorn's log level, as the reference's; the settings hold only the benchmark's keys.
         "--log-level",
         "warning",
@@ -72,6 +79,16 @@ def hub_command(
 
 def _reference_command(port: int) -> list[str]:
     return [sys.executable, "-m", "bench.reference_agent", "--port", str(port)]
+
+
+def write_partner_agents(path: Path, partner_port: int) -> None:
+    """Write an agents.yaml (relative to the repository) listing one partner, `partner`, on
+    loopback at `partner_port`."""
+    (REPO / path).parent.mkdir(parents=True, exist_ok=True)
+    (REPO / path).write_text(
+        f"version: 1\nagents:\n  - name: partner\n    url: http://127.0.0.1:{partner_port}\n",
+        encoding="utf-8",
+    )
 
 
 def canned_command(*flags: str) -> Callable[[int], list[str]]:
@@ -90,6 +107,11 @@ class Target:
     name: str
     command: Callable[[int], list[str]]
     store: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Added to the environment the server starts with."""
+    traces: bool = False
+    """It exports traces: the harness runs a local OTLP receiver for it (`bench.otlp_sink`)
+    and passes its URL in `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`."""
     card_path: str = "/.well-known/agent-card.json"
     rpc_path: str = "/"
 
@@ -106,6 +128,33 @@ TARGETS: dict[str, Target] = {
     "hub": Target(name="hub", command=hub_command, store=_HUB_STORE),
     # Not a real agent: replies from memory, to show the harness's own ceiling.
     "canned": Target(name="canned", command=canned_command()),
+    # The telemetry comparison: "hub" is the default (metrics on, traces off).
+    "hub-off": Target(
+        name="hub-off",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={"HUB_TELEMETRY__METRICS__ENABLED": "false", "HUB_TELEMETRY__ACCESS_LOG": "false"},
+    ),
+    "hub-traces": Target(
+        name="hub-traces",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SERVICE_NAME": "a2a-hub-bench"},
+        traces=True,
+    ),
+    # The same, recording one trace in ten (the rest cost a sampling decision only).
+    "hub-traces-10": Target(
+        name="hub-traces-10",
+        command=hub_command,
+        store=_HUB_STORE,
+        env={
+            "OTEL_TRACES_EXPORTER": "otlp",
+            "OTEL_SERVICE_NAME": "a2a-hub-bench",
+            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+            "OTEL_TRACES_SAMPLER_ARG": "0.1",
+        },
+        traces=True,
+    ),
 }
 
 
@@ -162,7 +211,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     # Bind, read, release: a tiny race with other programs, acceptable on a bench machine.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -222,7 +271,7 @@ def start_server(
 ) -> Iterator[RunningServer]:
     """Start `target` on a free loopback port, pinned to `core`; always stopped on exit."""
     target.clear_store()
-    port = _free_port()
+    port = free_port()
     command = target.command(port)
     if core is not None:
         command = ["taskset", "-c", str(core), *command]
@@ -231,6 +280,7 @@ def start_server(
         process = subprocess.Popen(
             command,
             cwd=REPO,
+            env={**os.environ, **target.env},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -242,3 +292,50 @@ def start_server(
         yield server
     finally:
         _stop(process)
+
+
+Figure = TypeVar("Figure")
+
+
+def add_run_arguments(
+    parser: argparse.ArgumentParser, *, concurrency: str, duration: float
+) -> None:
+    """The options of a benchmark of rounds against a hub: --concurrency (a comma-separated
+    list), --duration, --warmup and --rounds."""
+    parser.add_argument("--concurrency", default=concurrency)
+    parser.add_argument("--duration", type=float, default=duration, help="seconds per run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not counted")
+    parser.add_argument("--rounds", type=int, default=3)
+
+
+def hub_rounds(
+    program: str,
+    partner: Target,
+    hub: Target,
+    *,
+    agents: Path,
+    rounds: int,
+    measure: Callable[[RunningServer, RunningServer, int], list[Figure]],
+) -> list[Figure]:
+    """Rounds against a hub in front of one partner: this process on core 1, `partner` started
+    there and named `partner` in `agents`, then for each round a fresh `hub` on core 0 and
+    what `measure(partner, hub, round)` found. A server that does not start ends the program
+    with the tail of its log."""
+    exit_on_sigterm()
+    if not pin_self(1):
+        print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
+    found: list[Figure] = []
+    try:
+        with start_server(
+            partner, core=1, log_path=RESULTS / f"{program}-partner.log"
+        ) as running_partner:
+            write_partner_agents(agents, running_partner.port)
+            for round_no in range(1, rounds + 1):
+                print(f"round {round_no}/{rounds}", flush=True)
+                with start_server(
+                    hub, core=0, log_path=RESULTS / f"{program}-hub-{round_no}.log"
+                ) as running_hub:
+                    found += measure(running_partner, running_hub, round_no)
+    except ServerStartError as exc:
+        raise SystemExit(f"bench.{program}: {exc}") from None
+    return found

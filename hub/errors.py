@@ -22,6 +22,7 @@ HubError
 │   │   └── PartnerUnavailableError                a partner behind the gateway failed (502)
 │   │       ├── PartnerTimeoutError                    it did not answer in time (504)
 │   │       └── PartnerBusyError                       it is overloaded or held back (503)
+│   │   └── StoreUnavailableError                  the task store is unreachable (503)
 │   ├── TaskNotFoundError                  -32001
 │   ├── TaskNotCancelableError             -32002
 │   ├── PushNotificationNotSupportedError  -32003
@@ -107,6 +108,7 @@ __all__ = [
     "SkillError",
     "SkillNotAllowedError",
     "StoreError",
+    "StoreUnavailableError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnauthenticatedError",
@@ -264,6 +266,17 @@ class UnsafeUrlError(InvalidParamsError):
 
 class InternalError(ProtocolError):
     pass
+
+
+class StoreUnavailableError(InternalError):
+    """The hub could not read or write its task store (a PostgreSQL server restarting, a
+    network cut): the request did nothing the caller can rely on; retry shortly. Sent with
+    HTTP 503 and `Retry-After`."""
+
+    reason = "STORE_UNAVAILABLE"
+    http_status = 503
+    rpc_status = "UNAVAILABLE"
+    retry_after = 1.0
 
 
 class PartnerNotFoundError(MethodNotFoundError):

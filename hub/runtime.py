@@ -196,6 +196,7 @@ class Hub:
             settings.store.path,
             dsn=settings.store.dsn,
             pool_size=settings.store.pool_size,
+            lease=settings.store.lease,
         )
         partners = Partners(self.registry, federation=FederationPolicy.from_settings(settings))
         return create_app(settings, store=store, skills=self._local, partners=partners)

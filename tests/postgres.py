@@ -64,9 +64,23 @@ class PostgresCluster:
 
     port: int
     root: Path
+    pg_ctl: tuple[str, ...] = ()
+    """The server's control command, up to the action (`stop`, `start`)."""
 
     def dsn(self, database: str = "postgres") -> str:
         return f"postgresql://{_USER}@127.0.0.1:{self.port}/{database}"
+
+    def stop(self) -> None:
+        """Stop the server at once (open connections are cut), as a crash or a restart would."""
+        subprocess.run(
+            [*self.pg_ctl, "-m", "immediate", "-w", "stop"],
+            check=True,
+            timeout=60,
+            capture_output=True,
+        )
+
+    def start(self) -> None:
+        subprocess.run([*self.pg_ctl, "-w", "start"], check=True, timeout=60, capture_output=True)
 
 
 @contextlib.contextmanager
@@ -92,17 +106,18 @@ def running_cluster() -> Iterator[PostgresCluster]:
         subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=120)
 
     port = _free_port()
+    options = (
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    )
+    pg_ctl = (*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options)
     try:
         run(
             str(bin_dir / "initdb"),
             "-D", str(data), "-U", _USER, "-A", "trust", "-E", "UTF8",
             "--no-locale", "--no-sync",
         )  # fmt: skip
-        options = (
-            f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        )
-        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start")
+        subprocess.run([*pg_ctl, "-w", "start"], check=True, capture_output=True, timeout=120)
     except subprocess.CalledProcessError as exc:
         detail = (exc.stderr or b"").decode(errors="replace").strip()
         with contextlib.suppress(OSError):
@@ -110,7 +125,7 @@ def running_cluster() -> Iterator[PostgresCluster]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"the test PostgreSQL cluster did not start: {detail}") from None
     try:
-        yield PostgresCluster(port=port, root=root)
+        yield PostgresCluster(port=port, root=root, pg_ctl=pg_ctl)
     finally:
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
@@ -146,11 +161,19 @@ async def fresh_database(cluster: PostgresCluster) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def fresh_database_for_processes(cluster: PostgresCluster) -> Iterator[str]:
-    """The same for a test that runs no event loop of its own (hub processes)."""
+def fresh_database_for_processes(
+    cluster: PostgresCluster, *, migrated: bool = True
+) -> Iterator[str]:
+    """The same for a test that runs no event loop of its own (hub processes); `migrated`
+    runs what `a2a-hub db migrate` runs first, since `a2a-hub serve` refuses a database
+    without the current schema."""
+    from hub.store.schema import migrate_schema
+
     name = _new_name()
     asyncio.run(_admin(cluster, f"CREATE DATABASE {name}"))
     try:
+        if migrated:
+            asyncio.run(migrate_schema("postgres", dsn=cluster.dsn(name)))
         yield cluster.dsn(name)
     finally:
         asyncio.run(_admin(cluster, f"DROP DATABASE {name} WITH (FORCE)"))

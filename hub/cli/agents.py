@@ -34,6 +34,12 @@ def _registry(args: argparse.Namespace) -> Registry:
 
 async def agents(args: argparse.Namespace, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
+    if args.hub is not None:
+        if args.action != "check":
+            raise UsageError(f"--hub goes with `agents check`, not `agents {args.action}`")
+        from hub.cli.status import check_running_hub
+
+        return await check_running_hub(args, running)
     registry = _registry(args)
     if args.action == "list":
         _list(registry, as_json=args.json)

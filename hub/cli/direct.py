@@ -29,20 +29,20 @@ from hub.protocol import (
     state_name,
 )
 
-__all__ = ["send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
 TOKEN_ENV = "A2A_HUB_TOKEN"
 
 
-def _credentials(args: argparse.Namespace, card: AgentCard) -> dict[str, str]:
+def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, str]:
     """The headers that carry `--api-key` / `--token` (or their environment variables): the
     API key in the header the card's apiKey scheme names (X-API-Key if it names none)."""
     headers = {}
     api_key = getattr(args, "api_key", None) or os.environ.get(API_KEY_ENV)
     if api_key:
-        schemes = (card.security_schemes or {}).values()
+        schemes = (card.security_schemes or {}).values() if card is not None else ()
         named = [
             scheme.api_key_security_scheme.name
             for scheme in schemes
@@ -56,6 +56,12 @@ def _credentials(args: argparse.Namespace, card: AgentCard) -> dict[str, str]:
     return headers
 
 
+def cli_http_client() -> httpx.AsyncClient:
+    """The HTTP client of a command that talks to an agent by URL: on httpx's own transport,
+    as a command that sends a request or two need not load aiohttp."""
+    return build_http_client(transport=httpx.AsyncHTTPTransport())
+
+
 @asynccontextmanager
 async def _client(
     url: str, timeouts: Timeouts, args: argparse.Namespace
@@ -66,8 +72,7 @@ async def _client(
     When there is no card and the URL does not answer as an endpoint either, the error says
     that no card was found where one was looked for: that is what the user has to fix.
     """
-    # httpx's own transport: a command that sends a request or two need not load aiohttp.
-    async with build_http_client(transport=httpx.AsyncHTTPTransport()) as http:
+    async with cli_http_client() as http:
         missing: str | None = None
         try:
             card = await CardCache(http).get(card_url(url))
@@ -85,7 +90,7 @@ async def _client(
                 default_output_modes=["text/plain"],
                 skills=[],
             )
-        headers = {**compose_headers(args), **_credentials(args, card)}
+        headers = {**compose_headers(args), **credentials(args, card)}
         client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
         try:
             yield client

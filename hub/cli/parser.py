@@ -30,7 +30,8 @@ SERVE_EPILOG = """\
 environment variables (a flag wins over the variable, the variable over the file):
   HUB_CONFIG       the settings file (default: config/hub.yaml; built-in defaults if absent)
   HUB_HOST, HUB_PORT, HUB_PUBLIC_URL, HUB_LOG_LEVEL
-  HUB_STORE        the SQLite file; HUB_STORE_KIND  sqlite or memory
+  HUB_STORE        the SQLite file; HUB_STORE_KIND  sqlite, postgres or memory
+  HUB_STORE__DSN   the PostgreSQL URI (run `a2a-hub db migrate` before the first serve)
   HUB_AGENTS       the partner registry (agents.yaml)
   HUB_SECTION__KEY any other setting, e.g. HUB_LIMITS__MAX_BODY=2000000
   ${NAME} in a settings file is replaced by the environment variable NAME."""
@@ -157,6 +158,31 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
     )
 
+    mcp = command(
+        "mcp",
+        "hub.cli.mcp:serve_mcp",
+        "serve the hub's tools over MCP on stdio",
+        "Speak MCP on stdin/stdout (for clients that launch their servers, such as Claude "
+        "Desktop): every partner and local skill as a tool. See docs/mcp.md.",
+        parents=[configured],
+    )
+    mcp.add_argument("--agents", help="partner registry (agents.yaml)")
+    mcp.add_argument("--store", help="SQLite file, or 'memory'")
+    mcp.add_argument(
+        "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
+    )
+
+    database = command(
+        "db",
+        "hub.cli.db:db",
+        "check or migrate the task store's schema",
+        "check: say whether the task store's schema is the one this a2a-hub needs (exit 1 if "
+        "not). migrate: bring it up to date; run it once before starting hubs on a new or "
+        "upgraded PostgreSQL database (serve refuses one whose schema is not current).",
+        parents=[configured],
+    )
+    database.add_argument("action", choices=["check", "migrate"])
+
     command(
         "card",
         "hub.cli.local:card",
@@ -253,11 +279,27 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "hub.cli.agents:agents",
         "list, show, check or refresh partner agents",
         "The partner agents of agents.yaml: list them, show or refresh a card, check health.",
-        parents=[registry],
+        parents=[registry, credential],
     )
     partners.add_argument("action", choices=["list", "show", "check", "refresh"])
     partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
     partners.add_argument("--json", action="store_true", help="print JSON")
+    partners.add_argument(
+        "--hub", type=agent_url, help="check: the breakers and figures of the hub running at URL"
+    )
+
+    status = command(
+        "status",
+        "hub.cli.status:status",
+        "show a running hub's partners, breakers, tasks and load",
+        "Read a running hub's GET /status: its load, live tasks and open streams, and each "
+        "partner's breaker, recent latency and error rate.",
+        parents=[configured, credential],
+    )
+    status.add_argument(
+        "url", nargs="?", type=agent_url, help="the hub's URL (default: server.public_url)"
+    )
+    status.add_argument("--json", action="store_true", help="print JSON")
 
     call = command(
         "call",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import logging
+import functools
 import os
 import sys
 from pathlib import Path
@@ -13,6 +13,7 @@ from hub.cli.settings import command_settings
 from hub.runtime import Hub, listen
 from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.store.postgres import redact_dsn
+from hub.telemetry.logs import configure_logging
 
 __all__ = ["serve"]
 
@@ -33,10 +34,14 @@ def serve(args: argparse.Namespace, running: Running) -> int:
             flush=True,
         )
 
-    logging.basicConfig(
-        level=settings.server.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.server.log_level, settings.server.log_format)
+    if settings.store.kind == "postgres":
+        # Shared by replicas: migrated by `a2a-hub db migrate`, never by whichever starts first.
+        import anyio
+
+        from hub.store.schema import require_current_schema
+
+        anyio.run(functools.partial(require_current_schema, "postgres", dsn=settings.store.dsn))
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
     sock, settings = listen(settings)
     try:

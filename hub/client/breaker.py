@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from hub.errors import CircuitOpenError
+from hub.telemetry import add_event
 
 __all__ = ["BreakerConfig", "BreakerSnapshot", "BreakerState", "CircuitBreaker"]
 
@@ -117,8 +118,10 @@ class CircuitBreaker:
             return
         if state is BreakerState.HALF_OPEN and not self._trial_in_flight:
             self._trial_in_flight = True
+            add_event("breaker.trial", {"a2a_hub.partner.name": self.agent_name})
             return
         retry_in = self.snapshot().retry_in
+        add_event("breaker.refused", {"a2a_hub.partner.name": self.agent_name})
         raise CircuitOpenError(
             f"agent '{self.agent_name}' failed {self._failures} times in a row; calls are held "
             f"back for {retry_in:.1f} s more (circuit open)",
@@ -138,6 +141,7 @@ class CircuitBreaker:
         self._trial_in_flight = False
         if trial_failed or self._failures >= self.config.failure_threshold:
             self._opened_at = self._clock()
+            add_event("breaker.opened", {"a2a_hub.breaker.failures": self._failures})
 
     def release(self) -> None:
         """A call ended with neither verdict (canceled): a trial slot is given back."""

@@ -9,7 +9,7 @@ resume after a cut.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -53,6 +53,7 @@ from hub.protocol import (
 )
 from hub.protocol.card import BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
+from hub.telemetry.outgoing import partner_call
 
 __all__ = ["A2AClient", "Timeouts", "user_message"]
 
@@ -171,7 +172,9 @@ class A2AClient:
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )
-        response = await self._guarded(lambda: self.transport.send(request), idempotent=False)
+        response = await self._guarded(
+            lambda: self.transport.send(request), idempotent=False, method="SendMessage"
+        )
         if response.task is not None:
             return response.task
         assert response.message is not None  # SendMessageResponse holds exactly one
@@ -180,46 +183,66 @@ class A2AClient:
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
         """GetTask (retried on transient failures)."""
         request = GetTaskRequest(id=task_id, history_length=history_length)
-        return await self._guarded(lambda: self.transport.get_task(request), idempotent=True)
+        return await self._guarded(
+            lambda: self.transport.get_task(request), idempotent=True, method="GetTask"
+        )
 
     async def list_tasks(self, request: ListTasksRequest | None = None) -> ListTasksResponse:
         """ListTasks (retried on transient failures)."""
         query = request or ListTasksRequest()
-        return await self._guarded(lambda: self.transport.list_tasks(query), idempotent=True)
+        return await self._guarded(
+            lambda: self.transport.list_tasks(query), idempotent=True, method="ListTasks"
+        )
 
     async def cancel(self, task_id: str, *, metadata: dict[str, Any] | None = None) -> Task:
         """CancelTask."""
         request = CancelTaskRequest(id=task_id, metadata=metadata)
-        return await self._guarded(lambda: self.transport.cancel(request), idempotent=False)
+        return await self._guarded(
+            lambda: self.transport.cancel(request), idempotent=False, method="CancelTask"
+        )
 
     async def create_push_config(
         self, config: TaskPushNotificationConfig
     ) -> TaskPushNotificationConfig:
         """CreateTaskPushNotificationConfig (`config.task_id` names the task)."""
         return await self._guarded(
-            lambda: self.transport.create_push_config(config), idempotent=False
+            lambda: self.transport.create_push_config(config),
+            idempotent=False,
+            method="CreateTaskPushNotificationConfig",
         )
 
     async def get_push_config(self, task_id: str, config_id: str) -> TaskPushNotificationConfig:
         """GetTaskPushNotificationConfig."""
         request = GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
-        return await self._guarded(lambda: self.transport.get_push_config(request), idempotent=True)
+        return await self._guarded(
+            lambda: self.transport.get_push_config(request),
+            idempotent=True,
+            method="GetTaskPushNotificationConfig",
+        )
 
     async def list_push_configs(self, task_id: str) -> ListTaskPushNotificationConfigsResponse:
         """ListTaskPushNotificationConfigs."""
         request = ListTaskPushNotificationConfigsRequest(task_id=task_id)
         return await self._guarded(
-            lambda: self.transport.list_push_configs(request), idempotent=True
+            lambda: self.transport.list_push_configs(request),
+            idempotent=True,
+            method="ListTaskPushNotificationConfigs",
         )
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         """DeleteTaskPushNotificationConfig."""
         request = DeleteTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
-        await self._guarded(lambda: self.transport.delete_push_config(request), idempotent=True)
+        await self._guarded(
+            lambda: self.transport.delete_push_config(request),
+            idempotent=True,
+            method="DeleteTaskPushNotificationConfig",
+        )
 
     async def extended_card(self) -> AgentCard:
         """GetExtendedAgentCard: the card an authenticated caller may see."""
-        return await self._guarded(self.transport.extended_card, idempotent=True)
+        return await self._guarded(
+            self.transport.extended_card, idempotent=True, method="GetExtendedAgentCard"
+        )
 
     @asynccontextmanager
     async def stream(
@@ -240,7 +263,9 @@ class A2AClient:
         )
         stream = self.transport.stream(request)
         follow_up = bool(message.task_id)
-        async with self._resumable(stream, task_id=None, known_task=follow_up) as events:
+        async with self._resumable(
+            stream, task_id=None, known_task=follow_up, method="SendStreamingMessage"
+        ) as events:
             yield events
 
     @asynccontextmanager
@@ -249,11 +274,21 @@ class A2AClient:
         terminal state or one reached after the snapshot (never the snapshot itself, unless
         terminal)."""
         first = self.transport.subscribe(SubscribeToTaskRequest(id=task_id))
-        async with self._resumable(first, task_id=task_id, known_task=True) as events:
+        async with self._resumable(
+            first, task_id=task_id, known_task=True, method="SubscribeToTask"
+        ) as events:
             yield events
 
     @asynccontextmanager
     async def _resumable(
+        self, first: EventStream, *, task_id: str | None, known_task: bool, method: str
+    ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        with self._observed(method):
+            async with self._resumed(first, task_id=task_id, known_task=known_task) as events:
+                yield events
+
+    @asynccontextmanager
+    async def _resumed(
         self, first: EventStream, *, task_id: str | None, known_task: bool
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         self.breaker.before_call()
@@ -276,17 +311,25 @@ class A2AClient:
         finally:
             await events.aclose()
 
-    async def _guarded(self, operation: Callable[[], Awaitable[T]], *, idempotent: bool) -> T:
-        self.breaker.before_call()
-        try:
-            result = await self._within_deadline(
-                lambda: self.retry.call(operation, idempotent=idempotent)
-            )
-        except BaseException as exc:
-            self._record(exc)
-            raise
-        self.breaker.record_success()
-        return result
+    async def _guarded(
+        self, operation: Callable[[], Awaitable[T]], *, idempotent: bool, method: str
+    ) -> T:
+        with self._observed(method):
+            self.breaker.before_call()
+            try:
+                result = await self._within_deadline(
+                    lambda: self.retry.call(operation, idempotent=idempotent)
+                )
+            except BaseException as exc:
+                self._record(exc)
+                raise
+            self.breaker.record_success()
+            return result
+
+    def _observed(self, method: str) -> AbstractContextManager[object]:
+        """The call's span, metrics and DEBUG line (`hub.telemetry.outgoing`)."""
+        binding = self.interface.protocol_binding
+        return partner_call(self.agent_name, method, binding=binding, version=self.protocol_version)
 
     def deadline(self) -> float | None:
         """Seconds a call starting now may take: the partner's own deadline or the time its

@@ -31,6 +31,7 @@ from hub.errors import (
     AgentUnreachableError,
     ConnectionLostError,
 )
+from hub.telemetry import add_event
 
 __all__ = ["RetryPolicy"]
 
@@ -106,11 +107,16 @@ class RetryPolicy:
 
     def _delay(self, error: BaseException | None, *, attempt: int) -> float:
         """Seconds to wait after failed try number `attempt` (1-based)."""
+        add_event("retry", {"a2a_hub.retry.attempt": attempt + 1, "error.type": _name(error)})
         if isinstance(error, AgentBusyError) and error.retry_after is not None:
             return min(error.retry_after, self.max_retry_after)
         backoff = self.base_delay * 2 ** (attempt - 1)
         # Full jitter keeps many callers of one recovering partner from retrying in step.
         return random.uniform(0, min(backoff, self.max_delay))
+
+
+def _name(error: BaseException | None) -> str:
+    return type(error).__name__ if error is not None else ""
 
 
 class _within_retry_after(retry_base):

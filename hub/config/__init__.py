@@ -26,13 +26,16 @@ from hub.config.settings import (
     CardSettings,
     ExtensionSettings,
     LimitSettings,
+    McpSettings,
     ProcessSkillSettings,
     ProviderSettings,
     ServerSettings,
     Settings,
     SkillRef,
     StoreSettings,
+    UiSettings,
 )
+from hub.config.telemetry import MetricsSettings, TelemetrySettings, TraceSettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -44,6 +47,8 @@ __all__ = [
     "FederationPermission",
     "FederationSettings",
     "LimitSettings",
+    "McpSettings",
+    "MetricsSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "PushSettings",
@@ -52,6 +57,9 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "TelemetrySettings",
+    "TraceSettings",
+    "UiSettings",
     "describe_validation_error",
     "load_settings",
     "load_yaml_model",

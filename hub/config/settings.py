@@ -9,18 +9,21 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
+from hub.config.telemetry import TelemetrySettings
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "CardSettings",
     "ExtensionSettings",
     "LimitSettings",
+    "McpSettings",
     "ProcessSkillSettings",
     "ProviderSettings",
     "ServerSettings",
     "Settings",
     "SkillRef",
     "StoreSettings",
+    "UiSettings",
 ]
 
 
@@ -30,6 +33,9 @@ class ServerSettings(StrictModel):
     public_url: str | None = None
     """The URL clients use to reach the hub; defaults to http://host:port."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = "text"
+    """`json`: one JSON object per line, with the `trace_id` and `span_id` of the work that
+    logged it (uvicorn's own lines too)."""
     accept_missing_version: bool = False
     """Treat a request with no A2A-Version on a 1.0 method name as 1.0 (the spec reads it as
     0.3 and refuses it with -32009)."""
@@ -63,6 +69,15 @@ class StoreSettings(StrictModel):
     """The PostgreSQL connection URI (kind postgres), e.g. "${HUB_DATABASE_URL}"."""
     pool_size: int = Field(default=10, ge=1, le=1000)
     """Most connections to PostgreSQL the hub keeps open."""
+    lease: float = Field(default=15.0, gt=0)
+    """PostgreSQL: how long a replica's hold on a running task lasts unless renewed (a third
+    of it apart); a replica silent for longer has its running tasks taken over (seconds, or
+    '15s')."""
+
+    @field_validator("lease", mode="before")
+    @classmethod
+    def _lease(cls, value: object) -> float:
+        return parse_duration(value)
 
 
 class LimitSettings(StrictModel):
@@ -262,6 +277,51 @@ class SkillRef(StrictModel):
         return self
 
 
+class UiSettings(StrictModel):
+    """The console: web pages served by the hub on its own port (docs/console.md)."""
+
+    _RESERVED: ClassVar[tuple[str, ...]] = (
+        "/tasks",
+        "/agents",
+        "/message:send",
+        "/message:stream",
+        "/extendedAgentCard",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/status",
+        "/mcp",
+        "/.well-known",
+    )
+
+    enabled: bool = True
+    """Serve the console."""
+    path: str = "/ui"
+    """Where it is served: a path of its own, e.g. /ui or /console."""
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, path: str) -> str:
+        if not re.fullmatch(r"(/[A-Za-z0-9_.~-]+)+", path):
+            raise ValueError(
+                f"ui.path {path!r} must be an absolute path of plain segments with no "
+                "trailing slash, e.g. /ui"
+            )
+        taken = [route for route in cls._RESERVED if path == route or path.startswith(route + "/")]
+        if taken:
+            raise ValueError(f"ui.path {path!r} is where the hub serves {taken[0]}; choose another")
+        return path
+
+
+class McpSettings(StrictModel):
+    enabled: bool = True
+    """Serve the hub's tools over MCP at `/mcp` (needs the `mcp` extra installed)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """More `Host` header values `/mcp` accepts (`name` or `name:port`, `name:*` for any
+    port), besides the server's own host and public URL: DNS-rebinding protection refuses
+    the others."""
+
+
 class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
@@ -274,3 +334,6 @@ class Settings(StrictModel):
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
+    ui: UiSettings = UiSettings()
+    mcp: McpSettings = McpSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()

@@ -38,6 +38,7 @@ __all__ = [
     "CallScope",
     "current_scope",
     "outgoing_headers",
+    "parse_traceparent",
     "use_scope",
 ]
 
@@ -68,6 +69,9 @@ class CallScope:
             outside it is refused as if agents.yaml did not list it.
         extensions: the A2A extensions the request activated (listed in its
             `A2A-Extensions` header and declared in the hub's card); never sent on.
+        recorded: `parent_id` is a span this hub records (`hub.telemetry`): outgoing
+            requests name it as their parent, so the partner's spans hang under it. Without
+            tracing each request gets a fresh span id.
     """
 
     trace_id: str
@@ -79,6 +83,7 @@ class CallScope:
     skills: frozenset[str] | None = None
     agents: frozenset[str] | None = None
     extensions: frozenset[str] = frozenset()
+    recorded: bool = False
 
     @classmethod
     def new(cls, *, timeout: float | None = None) -> CallScope:
@@ -112,16 +117,13 @@ class CallScope:
                     f"(server.max_hops) is {max_hops}: {' -> '.join(trail)}"
                 )
             trail = (*trail, here)
-        match = _TRACEPARENT.match((headers.get(TRACEPARENT_HEADER) or "").strip().lower())
+        parent = parse_traceparent(headers.get(TRACEPARENT_HEADER))
         deadline = None if timeout is None else time.monotonic() + timeout
-        if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
+        if parent is None:
             return cls(trace_id=_trace_id(), parent_id=_span_id(), deadline=deadline, trail=trail)
+        trace_id, parent_id, flags = parent
         return cls(
-            trace_id=match.group(1),
-            parent_id=match.group(2),
-            flags=match.group(3),
-            deadline=deadline,
-            trail=trail,
+            trace_id=trace_id, parent_id=parent_id, flags=flags, deadline=deadline, trail=trail
         )
 
     def remaining(self) -> float | None:
@@ -144,7 +146,8 @@ class CallScope:
 
     def headers(self) -> dict[str, str]:
         """Headers for one outgoing request: the trace with a new span id, and the time left."""
-        headers = {TRACEPARENT_HEADER: f"00-{self.trace_id}-{_span_id()}-{self.flags}"}
+        span_id = self.parent_id if self.recorded else _span_id()
+        headers = {TRACEPARENT_HEADER: f"00-{self.trace_id}-{span_id}-{self.flags}"}
         left = self.remaining()
         if left is not None:
             headers[DEADLINE_HEADER] = f"{left:.3f}"
@@ -180,6 +183,15 @@ def outgoing_headers() -> dict[str, str]:
     if scope is None:
         return CallScope.new().headers()
     return scope.headers()
+
+
+def parse_traceparent(value: str | None) -> tuple[str, str, str] | None:
+    """(trace id, parent span id, flags) of a W3C `traceparent` value; None when it is
+    missing, malformed or all zeros."""
+    match = _TRACEPARENT.match((value or "").strip().lower())
+    if match is None or match.group(1) == _ZERO_TRACE or match.group(2) == _ZERO_SPAN:
+        return None
+    return match.group(1), match.group(2), match.group(3)
 
 
 def _trace_id() -> str:

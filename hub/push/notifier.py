@@ -15,6 +15,7 @@ at once, with the artifacts.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Collection
 from types import TracebackType
 
@@ -42,7 +43,7 @@ from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.push.config import PushTarget, accept_config
 from hub.push.delivery import WebhookDelivery
 from hub.push.sender import PushSender
-from hub.store import PushConfigRecord, TaskStore
+from hub.store import PushConfigRecord, SharedTaskStore, TaskStore
 from hub.tasks.live import snapshot
 
 __all__ = ["LIVE_STATES", "PushNotifier"]
@@ -56,6 +57,10 @@ LIVE_STATES = frozenset(
 
 _UNKNOWN_TASK = "new-task"
 """Stands in for the id of a task that is not created yet, while a config is checked."""
+
+_RECENTLY_FINISHED = 1024
+"""How many such tasks are remembered: far more than can end between a config's commit on
+one replica and its notice on another."""
 
 SHUTDOWN_GRACE = 2.0
 """Seconds the requests in flight may take to finish when the hub stops (retries and
@@ -93,20 +98,15 @@ class PushNotifier:
         self._sender: PushSender | None = None
         self._group: TaskGroup | None = None
         self._routes: dict[str, dict[str, PushTarget]] = {}
+        self._shared = isinstance(store, SharedTaskStore)
+        self._finished: OrderedDict[str, Task] = OrderedDict()
+        """With replicas: tasks this replica ended with no config routed, newest last."""
         self._saving: dict[tuple[str, str], anyio.Event] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> PushNotifier:
-        for record in await self._store.find_push_configs(LIVE_STATES):
-            try:
-                self._route(record)
-            except UnsafeUrlError:
-                log.warning(
-                    "push config %s of task %s has an unusable URL; it is skipped",
-                    record.config_id,
-                    record.task_id,
-                )
+        self._route_all(await self._store.find_push_configs(LIVE_STATES))
         http = self._http
         if http is None:
             # Redirects are not followed: httpx's default, and every request says so too.
@@ -121,6 +121,10 @@ class PushNotifier:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._sender.bind(self._group)
+        if isinstance(self._store, SharedTaskStore):
+            # Replicas: a config made on another replica is routed here too, so whichever
+            # replica commits a change of its task delivers it.
+            self._group.start_soon(self._store.push_config_notices, self._config_changed)
         return self
 
     async def __aexit__(
@@ -157,6 +161,12 @@ class PushNotifier:
         """A `TaskObserver`: queue a notification of `task` for each of its configs."""
         targets = self._routes.get(task.id)
         if not targets or self._sender is None:
+            if self._shared and task.status.state.is_terminal:
+                # A config made on another replica a moment ago may not be routed here yet:
+                # its notice finds the task among those this replica just finished.
+                self._finished[task.id] = snapshot(task)
+                if len(self._finished) > _RECENTLY_FINISHED:
+                    self._finished.popitem(last=False)
             return
         state = task.status.state
         final = state.is_terminal
@@ -334,6 +344,52 @@ class PushNotifier:
             replaced.active = False
         routes[record.config_id] = target
         return replaced
+
+    def _route_all(self, records: Collection[PushConfigRecord]) -> None:
+        for record in records:
+            try:
+                self._route(record)
+            except UnsafeUrlError:
+                log.warning(
+                    "push config %s of task %s has an unusable URL; it is skipped",
+                    record.config_id,
+                    record.task_id,
+                )
+
+    def _config_changed(self, task_id: str) -> None:
+        if self._group is not None:
+            self._group.start_soon(self._reroute, task_id)
+
+    async def _reroute(self, task_id: str) -> None:
+        """Route the configs of `task_id` ("": of every live task) as the store has them
+        now, another replica having changed them."""
+        try:
+            if task_id:
+                stored = await self._store.get(task_id)
+                live = stored is not None and not stored.task.status.state.is_terminal
+                finished = self._finished.pop(task_id, None)
+                wanted = live or finished is not None
+                records = await self._store.list_push_configs(task_id) if wanted else []
+            else:
+                finished, live = None, True
+                records = await self._store.find_push_configs(LIVE_STATES)
+        except StoreError as exc:
+            log.warning("could not read push configs changed on another replica: %s", exc)
+            return
+        if not live:
+            if finished is not None and records and self._sender is not None:
+                # This replica wrote the end before it heard of the config: it reports it.
+                self._route_all(records)
+                targets = list(self._routes.pop(task_id, {}).values())
+                self._sender.notify(finished, targets, final=True)
+            records = []
+        dropped = [self._routes.pop(task_id, {})] if task_id else list(self._routes.values())
+        if not task_id:
+            self._routes = {}
+        for routes in dropped:
+            for target in routes.values():
+                target.active = False
+        self._route_all(records)
 
     def _undo(self, record: PushConfigRecord, replaced: PushTarget | None) -> None:
         routes = self._routes.get(record.task_id)

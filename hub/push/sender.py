@@ -29,6 +29,7 @@ from anyio.abc import TaskGroup
 from hub.protocol import Task
 from hub.push.config import PushTarget, notification_body
 from hub.push.delivery import WebhookDelivery
+from hub.telemetry import current_telemetry
 
 __all__ = ["PushSender"]
 
@@ -170,4 +171,7 @@ class PushSender:
     async def _deliver(
         self, target: PushTarget, body: bytes, superseded: anyio.Event | None
     ) -> None:
-        await self._delivery.deliver(target, body, superseded=superseded)
+        delivered = await self._delivery.deliver(target, body, superseded=superseded)
+        metrics = current_telemetry().metrics
+        if metrics is not None:
+            metrics.push_deliveries.labels("delivered" if delivered else "undelivered").inc()

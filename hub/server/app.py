@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
+import anyio
 from litestar import Litestar, Request, asgi, get
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
@@ -18,7 +19,6 @@ from hub.errors import (
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
-    ProtocolError,
 )
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
@@ -30,14 +30,20 @@ from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
+from hub.server.mcp_door import MCP_PATH, build_mcp_door, refuse_without_the_extra
+from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
 from hub.server.rest import REST_ROUTES, rest_error_response
 from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
-from hub.store import TaskStore
+from hub.store import SharedTaskStore, TaskStore
 from hub.tasks import TaskManager
+from hub.telemetry import Telemetry, use_telemetry
+from hub.telemetry.access import observe_requests
+from hub.telemetry.setup import build_telemetry
 from hub.tools import PartnerChildren, Partners
+from hub.tools.partner_sync import PartnerSync
 
 __all__ = ["create_app"]
 
@@ -63,15 +69,13 @@ async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     await handle_jsonrpc(scope, receive, send, scope["litestar_app"].state.hub)
 
 
-@get("/healthz")
-async def health(request: AnyRequest) -> Response[bytes]:
-    hub: HubState = request.app.state.hub
-    try:  # with auth on, only the public card is open to anyone
-        client = request.client
-        hub.gate.admit(request.headers, address=client.host if client else "")
-    except ProtocolError as error:
-        return rest_error_response(error)
-    return Response(content=b'{"status":"ok"}', media_type="application/json")
+@asgi(MCP_PATH, is_mount=True, copy_scope=False)
+async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+    door = scope["litestar_app"].state.hub.mcp
+    if door is None:
+        await refuse_without_the_extra(scope, receive, send)
+    else:
+        await door(scope, receive, send)
 
 
 def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
@@ -96,6 +100,7 @@ def create_app(
     skills: Mapping[str, LocalSkill],
     partners: Partners | None = None,
     push_resolver: Resolver | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Litestar:
     """The hub's ASGI app. The store is opened and closed by the app's lifespan.
 
@@ -109,10 +114,13 @@ def create_app(
             for no partners.
         push_resolver: how push webhook hosts are resolved for the SSRF guard; default the
             system resolver (tests inject one).
+        telemetry: the recorders (traces, metrics, access log); built from
+            `settings.telemetry` and the OpenTelemetry environment variables when not given.
+            The app's lifespan shuts its tracer down (exporting what is pending).
 
     Raises:
-        ConfigError: the default skill is missing, an extension names an unknown skill, or
-            the card promises what is not served.
+        ConfigError: the default skill is missing, an extension names an unknown skill,
+            the card promises what is not served, or tracing is on without the `otel` extra.
     """
     if settings.default_skill not in skills:
         known = ", ".join(sorted(skills)) or "none"
@@ -132,7 +140,11 @@ def create_app(
         ),
     )
     partners = partners if partners is not None else Partners(Registry())
-    served, _ = with_tools(skills, partners, lambda: manager)
+    # Replicas share the partners added at run time through their store.
+    sync = PartnerSync(store, partners) if isinstance(store, SharedTaskStore) else None
+    if sync is not None:
+        partners.on_added = sync.record
+    served, toolbox = with_tools(skills, partners, lambda: manager)
     manager = TaskManager(
         store=store,
         executors=served,
@@ -145,37 +157,98 @@ def create_app(
     if settings.card.push_notifications:
         push = PushNotifier(store=store, settings=settings.push, resolver=push_resolver)
         manager.observe(push.observe)
+    telemetry = telemetry if telemetry is not None else build_telemetry(settings.telemetry)
+    observability = Observability(
+        name=card.name,
+        store=store,
+        manager=manager,
+        partners=partners,
+        gate=gate,
+        telemetry=telemetry,
+        metrics_public=settings.telemetry.metrics.public or not gate.authenticator.enabled,
+    )
+    if telemetry.metrics is not None:
+        telemetry.metrics.watch(observability.figures())
+    service = A2AService(manager=manager, card=CardDocument.render(card), push=push)
+    mcp = build_mcp_door(
+        settings, service=service, toolbox=toolbox, partners=partners, skills=served, gate=gate
+    )
     hub = HubState(
         settings=settings,
-        service=A2AService(manager=manager, card=CardDocument.render(card), push=push),
+        observability=observability,
+        service=service,
         gate=gate,
         gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
         extensions=extensions,
+        mcp=mcp,
     )
+
+    handlers: list[Any] = [
+        agent_card,
+        jsonrpc_endpoint,
+        *OBSERVABILITY_ROUTES,
+        *REST_ROUTES,
+        *gateway_routes(),
+    ]
+    if settings.mcp.enabled:
+        handlers.append(mcp_endpoint)
+    app_state: dict[str, Any] = {"hub": hub}
+    template_config = None
+    if settings.ui.enabled:
+        # Imported here: the console sits above the server (it uses the state and framing
+        # built here), and a hub serving no console never loads its templates.
+        from hub.console import build_console
+
+        console = build_console(
+            settings,
+            store=store,
+            skills={key: skill.card for key, skill in skills.items()},
+            traffic=telemetry.metrics,
+        )
+        handlers.append(console.router)
+        app_state["console"] = console.state
+        template_config = console.templates
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        await store.open()
-        try:
-            # Push starts before the manager, so the tasks its recovery fails are reported.
-            # The gateway's partner streams end before the partners' HTTP client closes.
-            async with (
-                partners,
-                partners.watching(),
-                hub.gateway,
-                push or nullcontext(),
-                manager,
-            ):
-                yield
-        finally:
-            await store.close()
+        # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
+        with use_telemetry(telemetry):
+            await store.open()
+            try:
+                # Push starts before the manager, so the tasks its recovery fails are
+                # reported. The gateway's partner streams end before the partners' HTTP
+                # client closes. MCP calls end (canceling their tasks) while the task
+                # manager still runs.
+                async with (
+                    partners,
+                    partners.watching(),
+                    sync.running() if sync is not None else nullcontext(),
+                    hub.gateway,
+                    push or nullcontext(),
+                    manager,
+                    mcp.running() if mcp is not None else nullcontext(),
+                ):
+                    observability.started = True
+                    try:
+                        yield
+                    finally:
+                        observability.started = False
+            finally:
+                await store.close()
+                if telemetry.tracer is not None:
+                    # Exports what is pending: blocking HTTP, off the event loop.
+                    await anyio.to_thread.run_sync(telemetry.tracer.shutdown)
 
     return Litestar(
-        route_handlers=[agent_card, jsonrpc_endpoint, health, *REST_ROUTES, *gateway_routes()],
+        route_handlers=handlers,
         lifespan=[lifespan],
-        state=State({"hub": hub}),
+        state=State(app_state),
+        template_config=template_config,
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
-        middleware=[cors_middleware(settings.cors)],
+        middleware=[
+            observe_requests(telemetry, quiet=QUIET_PATHS),
+            cors_middleware(settings.cors),
+        ],
         openapi_config=None,
         logging_config=None,
         # Bodies are size-checked by the handlers, which answer in the protocol's own terms.

@@ -211,6 +211,9 @@ class ServerConfig(uvicorn.Config):
             # and an upgraded connection would leave this protocol, and the count, behind.
             ws="none",
             log_level=log_level,
+            # uvicorn's lines go to the root logger, in the hub's format (`hub.telemetry.logs`);
+            # the hub writes its own access log (`hub.telemetry.access`).
+            log_config=None,
             access_log=False,
             lifespan=lifespan,
             # uvicorn declares an int, and hands it to loop.call_later, which takes seconds.

@@ -18,6 +18,8 @@ from hub.errors import (
     PartnerBusyError,
     ProtocolError,
     RateLimitedError,
+    StoreError,
+    StoreUnavailableError,
     UnauthenticatedError,
 )
 from hub.protocol.jsonrpc import violations_of
@@ -49,6 +51,13 @@ def as_protocol_error(exc: BaseException, *, where: str) -> ProtocolError:
         violations = violations_of(exc)
         summary = "; ".join(f"{field}: {problem}" for field, problem in violations[:3])
         return InvalidParamsError(f"invalid request: {summary}", violations=violations)
+    if isinstance(exc, StoreError):
+        # Not a bug: the store is down or unreachable; its message says which and why.
+        log.warning("%s: %s", where, exc)
+        return StoreUnavailableError(
+            "the hub cannot reach its task store right now; retry shortly",
+            metadata={"retryAfter": "1"},
+        )
     log.error("unexpected error in %s", where, exc_info=exc)
     return InternalError("the hub failed to handle this request; the hub log has the details")
 
@@ -114,7 +123,7 @@ def error_headers(error: ProtocolError) -> dict[str, str]:
     `Retry-After` of a 429 for going over the request rate or of a 503 for a busy partner."""
     if isinstance(error, UnauthenticatedError):
         return {"WWW-Authenticate": error.challenge}
-    if isinstance(error, RateLimitedError | PartnerBusyError):
+    if isinstance(error, RateLimitedError | PartnerBusyError | StoreUnavailableError):
         return {"Retry-After": str(max(1, math.ceil(error.retry_after)))}
     return {}
 

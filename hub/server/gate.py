@@ -14,6 +14,8 @@ from hub.config import AuthSettings, LimitSettings
 from hub.errors import LimitExceededError, RateLimitedError, UnauthenticatedError
 from hub.server.auth import Authenticator, Caller
 from hub.server.ratelimit import RateLimiter
+from hub.telemetry import current_telemetry
+from hub.telemetry.access import note_caller
 
 __all__ = ["Gate", "StreamSlot"]
 
@@ -99,6 +101,7 @@ class Gate:
         # a load balancer, another hub): it is held to the rate only when asked to be.
         if caller.name or self._per_address:
             self._spend(caller)
+        note_caller(caller.name)
         return caller
 
     def open_stream(self, caller: Caller) -> StreamSlot:
@@ -116,14 +119,25 @@ class Gate:
             )
         return StreamSlot(self._streams, key)
 
+    def streams_open(self) -> int:
+        """How many streams are open now, every caller's together."""
+        return sum(self._streams.values())
+
     def open_streams(self, caller: Caller) -> int:
         """How many streams `caller` has open now."""
         return self._streams.get(caller.limit_key, 0)
+
+    def all_open_streams(self) -> int:
+        """How many streams are open now, all callers together."""
+        return sum(self._streams.values())
 
     def _spend(self, caller: Caller) -> None:
         wait = self._rate.take(caller.limit_key)
         if wait is None:
             return
+        metrics = current_telemetry().metrics
+        if metrics is not None:
+            metrics.rate_limited.inc()
         seconds = max(1, math.ceil(wait))
         raise RateLimitedError(
             f"too many requests from {caller.limit_key}: the limit is "

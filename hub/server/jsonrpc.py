@@ -36,6 +36,7 @@ from hub.server.sse import sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
+from hub.telemetry.access import note_call, note_error
 
 __all__ = ["handle_jsonrpc"]
 
@@ -164,6 +165,7 @@ async def handle_jsonrpc(
                 raise _unknown_method(outcome.method)
         v03 = method in V03_METHODS
         opens_stream = method in STREAM_METHODS
+        note_call(method, binding="jsonrpc", version="0.3" if v03 else "1.0")
         check_version(
             "0.3" if v03 else "1.0",
             requested,
@@ -192,6 +194,7 @@ async def handle_jsonrpc(
         if slot is not None:
             slot.release()
         error = as_protocol_error(exc, where="JSON-RPC")
+        note_error(error)
         if notification:
             await _send_no_content(send)
             return

@@ -32,6 +32,7 @@ from hub.server.sse import sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
+from hub.telemetry.access import note_call, note_error
 
 __all__ = ["REST_ROUTES", "rest_error_response"]
 
@@ -55,8 +56,11 @@ def rest_error_response(
     )
 
 
-async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False) -> Response[Any]:
+async def _serve(
+    request: AnyRequest, work: Work, *, method: str, opens_stream: bool = False
+) -> Response[Any]:
     hub: HubState = request.app.state.hub
+    note_call(method, binding="http+json", version="1.0")
     slot: StreamSlot | None = None
     echo: dict[str, str] = {}
     try:
@@ -86,7 +90,9 @@ async def _serve(request: AnyRequest, work: Work, *, opens_stream: bool = False)
     except Exception as exc:  # every failure becomes a google.rpc.Status, never a bare 500
         if slot is not None:
             slot.release()
-        return rest_error_response(as_protocol_error(exc, where="REST"), headers=echo)
+        error = as_protocol_error(exc, where="REST")
+        note_error(error)
+        return rest_error_response(error, headers=echo)
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()
@@ -121,7 +127,7 @@ async def send_message(request: AnyRequest) -> Response[Any]:
     async def work(service: A2AOperations, caller: str) -> bytes:
         return (await service.send_message(await _send_request(request), caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="SendMessage")
 
 
 @post("/message:stream", status_code=200)
@@ -129,7 +135,7 @@ async def stream_message(request: AnyRequest) -> Response[Any]:
     async def work(service: A2AOperations, caller: str) -> TaskStream:
         return await service.stream_message(await _send_request(request), caller)
 
-    return await _serve(request, work, opens_stream=True)
+    return await _serve(request, work, method="SendStreamingMessage", opens_stream=True)
 
 
 @get("/tasks")
@@ -138,7 +144,7 @@ async def list_tasks(request: AnyRequest) -> Response[Any]:
         query = ListTasksRequest.model_validate(_query(request))
         return (await service.list_tasks(query, caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="ListTasks")
 
 
 def _split(task_ref: str, allowed: tuple[str, ...]) -> tuple[str, str]:
@@ -163,7 +169,9 @@ async def get_task(request: AnyRequest) -> Response[Any]:
         query = GetTaskRequest.model_validate({**_query(request), "id": task_id})
         return (await service.get_task(query, caller)).to_json()
 
-    return await _serve(request, work, opens_stream=_subscribes(task_ref))
+    subscribes = _subscribes(task_ref)
+    method = "SubscribeToTask" if subscribes else "GetTask"
+    return await _serve(request, work, method=method, opens_stream=subscribes)
 
 
 @post("/tasks/{task_ref:str}", status_code=200)
@@ -176,7 +184,9 @@ async def task_action(request: AnyRequest) -> Response[Any]:
             return await service.subscribe(SubscribeToTaskRequest(id=task_id), caller)
         return (await service.cancel_task(CancelTaskRequest(id=task_id), caller)).to_json()
 
-    return await _serve(request, work, opens_stream=_subscribes(task_ref))
+    subscribes = _subscribes(task_ref)
+    method = "SubscribeToTask" if subscribes else "CancelTask"
+    return await _serve(request, work, method=method, opens_stream=subscribes)
 
 
 @post("/tasks/{task_id:str}/pushNotificationConfigs", status_code=200)
@@ -191,7 +201,7 @@ async def create_push_config(request: AnyRequest) -> Response[Any]:
         config = config.model_copy(update={"task_id": task_id})
         return (await service.create_push_config(config, caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="CreateTaskPushNotificationConfig")
 
 
 @get("/tasks/{task_id:str}/pushNotificationConfigs")
@@ -204,7 +214,7 @@ async def list_push_configs(request: AnyRequest) -> Response[Any]:
         )
         return (await service.list_push_configs(query, caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="ListTaskPushNotificationConfigs")
 
 
 @get("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}")
@@ -216,7 +226,7 @@ async def get_push_config(request: AnyRequest) -> Response[Any]:
         query = GetTaskPushNotificationConfigRequest(task_id=task_id, id=config_id)
         return (await service.get_push_config(query, caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="GetTaskPushNotificationConfig")
 
 
 @delete("/tasks/{task_id:str}/pushNotificationConfigs/{config_id:str}", status_code=200)
@@ -229,7 +239,7 @@ async def delete_push_config(request: AnyRequest) -> Response[Any]:
         await service.delete_push_config(target, caller)
         return b"{}"  # google.protobuf.Empty
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="DeleteTaskPushNotificationConfig")
 
 
 @get("/extendedAgentCard")
@@ -237,7 +247,7 @@ async def extended_card(request: AnyRequest) -> Response[Any]:
     async def work(service: A2AOperations, caller: str) -> bytes:
         return (await service.extended_card(caller)).to_json()
 
-    return await _serve(request, work)
+    return await _serve(request, work, method="GetExtendedAgentCard")
 
 
 REST_ROUTES = [

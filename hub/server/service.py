@@ -31,6 +31,7 @@ from hub.push import PushNotifier
 from hub.server.card import CardDocument, build_extended_card
 from hub.store import PushConfigRecord
 from hub.tasks import TaskHook, TaskManager, TaskStream
+from hub.telemetry.access import note_result
 
 __all__ = ["A2AService"]
 
@@ -63,6 +64,7 @@ class A2AService:
     ) -> SendMessageResponse:
         on_task, attached = await self._inline_push(request, caller, protocol)
         result = await self.manager.send(request, owner=caller, on_task=on_task)
+        note_result(result, message=request.message)
         await self._saved(attached)
         if isinstance(result, Message):
             return SendMessageResponse(message=result)
@@ -74,19 +76,28 @@ class A2AService:
         self._require_streaming("SendStreamingMessage")
         on_task, attached = await self._inline_push(request, caller, protocol)
         stream = await self.manager.stream(request, owner=caller, on_task=on_task)
+        note_result(None, message=request.message)
         await self._saved(attached)
         return stream
 
     async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
-        return await self.manager.get(
+        task = await self.manager.get(
             request.id, history_length=request.history_length, owner=caller
         )
+        note_result(task)
+        return task
 
-    async def list_tasks(self, request: ListTasksRequest, caller: str) -> ListTasksResponse:
-        return await self.manager.list(request, owner=caller)
+    async def list_tasks(
+        self, request: ListTasksRequest, caller: str, *, skill: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks; `skill` (not a protocol filter, the console's) keeps one local skill's
+        tasks."""
+        return await self.manager.list(request, owner=caller, skill=skill)
 
     async def cancel_task(self, request: CancelTaskRequest, caller: str) -> Task:
-        return await self.manager.cancel(request.id, owner=caller)
+        task = await self.manager.cancel(request.id, owner=caller)
+        note_result(task)
+        return task
 
     async def subscribe(self, request: SubscribeToTaskRequest, caller: str) -> TaskStream:
         self._require_streaming("SubscribeToTask")

@@ -26,6 +26,8 @@ from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.swarm import RouteRequest, ScoringRouter
 from hub.tasks.choice import routing_metadata
+from hub.telemetry import span
+from hub.telemetry.tracing import SpanHandle
 from hub.tools import Partners, StatsBook
 
 __all__ = ["ROUTING_SKILLS", "delegate"]
@@ -45,9 +47,17 @@ _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
     examples=["Summarise this paper"],
 )
 async def delegate(ctx: SkillContext) -> None:
+    with span("delegate") as delegation:
+        await _delegate(ctx, delegation)
+
+
+async def _delegate(ctx: SkillContext, delegation: SpanHandle | None) -> None:
     partners = ctx.agents
     options = routing_metadata(ctx.metadata, ctx.message.metadata)
     name = await _choose(ctx, partners, options)
+    if delegation is not None:
+        delegation.update_name(f"delegate {name}")
+        delegation.set_attribute("a2a_hub.partner.name", name)
     tool = partners[name]
     # A client may choose its contextId, so one caller's context id can be another's: the
     # partner conversation is kept per caller, and no caller continues another's.

@@ -1,15 +1,17 @@
 """The TaskStore protocol: what the task manager (and the push notifier) need from durable
 storage.
 
-Implementations: `SqliteTaskStore` (the embedded default) and `MemoryTaskStore` (tests, and
-hubs that need no durability). The protocol is async so that a shared store (Redis,
-PostgreSQL) can back several hub processes later without changing the task manager.
+Implementations: `SqliteTaskStore` (the embedded default), `PostgresTaskStore` and
+`MemoryTaskStore` (tests, and hubs that need no durability). A store several hub processes
+share (replicas) implements `SharedTaskStore` as well: versioned writes with an event log,
+leases, and notices of changes; the task manager detects it and uses it through
+`hub.tasks.replication`.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -19,6 +21,9 @@ from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 __all__ = [
     "ChildRecord",
     "PushConfigRecord",
+    "SharedTaskStore",
+    "TaskChange",
+    "TaskNotice",
     "TaskPage",
     "TaskQuery",
     "TaskRecord",
@@ -34,11 +39,14 @@ class TaskRecord:
         task: the whole task, full history and artifacts included.
         skill: id of the local skill that runs the task (used to resume it after a restart).
         owner: name of the credential that created the task ("" when auth is off).
+        version: how many changes the task has had since it was created (a shared store
+            keeps it; the others leave it 0).
     """
 
     task: Task
     skill: str
     owner: str = ""
+    version: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +103,8 @@ class TaskQuery:
     context_id: str | None = None
     state: TaskState | None = None
     updated_after: datetime | None = None
+    skill: str | None = None
+    """Only tasks run by this local skill (not a ListTasks filter: the console's)."""
     page_size: int = 50
     cursor: str | None = None
 
@@ -117,6 +127,13 @@ class TaskStore(Protocol):
 
     async def close(self) -> None:
         """Flush and release the storage; any later call but `open` raises `StoreError`."""
+
+    async def ping(self) -> None:
+        """Answer a trivial query, as cheaply as the storage allows (the readiness check).
+
+        Raises:
+            StoreError: the storage is closed or does not answer.
+        """
 
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
@@ -184,3 +201,85 @@ class TaskStore(Protocol):
 
     async def partner_task_owner(self, agent: str, task_id: str) -> str | None:
         """Who started partner `agent`'s task `task_id` through the gateway, or None."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskChange:
+    """A task written by one replica: its new record, the version it read, and the events
+    that took it from there (`record.version == expected + len(events)`).
+
+    Attributes:
+        record: the task as it is now, with its new version.
+        expected: the version the writer last saw; the write is refused if the stored task
+            has moved on (another replica wrote it).
+        events: the wire JSON of each `StreamResponse` the change published, in order.
+    """
+
+    record: TaskRecord
+    expected: int
+    events: Sequence[bytes]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskNotice:
+    """A committed change, as every replica hears of it: which task, its version now, and
+    which replica wrote it ("" when a replica-less writer did)."""
+
+    task_id: str
+    version: int
+    replica: str
+
+
+@runtime_checkable
+class SharedTaskStore(TaskStore, Protocol):
+    """A store that several hub processes (replicas) share: versioned task writes, an
+    ordered event log per task, notices of every change, and leases on running tasks.
+
+    Its `get` returns records with their version.
+
+    Attributes:
+        replica: this process's name in the store (unique per process run).
+        lease: seconds a replica's hold on a running task lasts unless renewed.
+    """
+
+    replica: str
+    lease: float
+
+    async def commit(self, changes: Sequence[TaskChange]) -> builtins.set[str]:
+        """Write every change whose task is still at its `expected` version, with its
+        events, held by this replica for one lease; returns the ids of the tasks that were
+        not written because another replica had moved them."""
+
+    async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
+        """The events of `task_id` numbered above `version`, in order: (number, wire JSON)."""
+
+    async def renew_leases(self) -> builtins.set[str]:
+        """Extend this replica's hold on its running tasks by one lease; the ids of the
+        tasks the store has it hold (a task missing there was written by another)."""
+
+    async def expired_leases(self) -> builtins.list[TaskRecord]:
+        """Running tasks (submitted or working) whose holder's lease has expired."""
+
+    async def put_runtime_partner(self, name: str, body: bytes) -> None:
+        """Insert or replace the partner added at run time called `name` (`body`: what the
+        partners layer makes of it, opaque here)."""
+
+    async def delete_runtime_partner(self, name: str) -> bool:
+        """Forget a partner added at run time; True if it was stored."""
+
+    async def list_runtime_partners(self) -> builtins.list[bytes]:
+        """The bodies of the partners added at run time, in the order they were first
+        stored."""
+
+    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
+        """Call `receive` whenever the partners added at run time change, and whenever the
+        listening connection is (re)made, until cancelled."""
+
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change, and with "" whenever
+        the listening connection is (re)made, until cancelled."""
+
+    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
+        """Call `receive` with every change any replica commits, until cancelled; after a
+        lost connection it reconnects, and calls `receive` with a notice whose `task_id` is
+        "" (every task may have changed meanwhile)."""

@@ -60,6 +60,6 @@ def task_record(body: bytes, skill: str, owner: str) -> TaskRecord:
 
 def counted_by_owner_and_state(query: TaskQuery) -> bool:
     """Whether `query`'s totalSize is a sum of the counts kept per owner and state (it
-    filters on nothing else); a context or time filter is counted over the rows it selects,
-    from an index."""
-    return query.context_id is None and query.updated_after is None
+    filters on nothing else); a context, time or skill filter is counted over the rows it
+    selects."""
+    return query.context_id is None and query.updated_after is None and query.skill is None

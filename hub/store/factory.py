@@ -12,9 +12,15 @@ __all__ = ["build_store"]
 
 
 def build_store(
-    kind: str, path: str | None = None, *, dsn: str | None = None, pool_size: int = 10
+    kind: str,
+    path: str | None = None,
+    *,
+    dsn: str | None = None,
+    pool_size: int = 10,
+    lease: float = 15.0,
 ) -> TaskStore:
-    """The task store of `kind`: "sqlite" at `path`, "postgres" at `dsn`, or "memory".
+    """The task store of `kind`: "sqlite" at `path`, "postgres" at `dsn` (its replicas'
+    running tasks held for `lease` seconds), or "memory".
 
     Raises:
         ConfigError: an unknown kind, sqlite without a path, or postgres without a DSN.
@@ -31,5 +37,5 @@ def build_store(
                 "store.kind is postgres but store.dsn is empty; set it to a connection URI "
                 'such as "${HUB_DATABASE_URL}" (postgresql://user:password@host:5432/hub)'
             )
-        return PostgresTaskStore(dsn, pool_size=pool_size)
+        return PostgresTaskStore(dsn, pool_size=pool_size, lease=lease)
     raise ConfigError(f"unknown store.kind '{kind}' (known: sqlite, postgres, memory)")

@@ -70,6 +70,10 @@ class MemoryTaskStore:
         """Refuse further calls until `open`."""
         self._open = False
 
+    async def ping(self) -> None:
+        """Raise `StoreError` when closed; an open in-memory store always answers."""
+        self._check_open()
+
     def _check_open(self) -> None:
         if not self._open:
             raise StoreError("the in-memory task store is closed; open() it before use")
@@ -110,6 +114,7 @@ class MemoryTaskStore:
             and (query.context_id is None or row.context_id == query.context_id)
             and (query.state is None or row.state == query.state)
             and (floor is None or row.key[0] >= floor)
+            and (query.skill is None or row.skill == query.skill)
         ]
         remaining = matches if after is None else [row for row in matches if row.key < after]
         rows = heapq.nlargest(page_size + 1, remaining, key=_by_key)

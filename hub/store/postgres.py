@@ -7,21 +7,30 @@ one), so what a call acknowledged survives the hub process and, with the server'
 The driver is asyncpg, through a connection pool the store owns from `open` to `close`. It is
 an optional dependency (`pip install 'a2a-hub[postgres]'`), imported when the store opens.
 Queries mirror the SQLite store's one for one (same cursor, same order, same maintained
-counts), so the conformance suite holds both to the same answers.
+counts), so the conformance suite holds both to the same answers. What replicas need beyond
+that (`SharedTaskStore`) is in `hub.store.postgres_replica`.
 """
 
 from __future__ import annotations
 
 import builtins
 import re
+import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
-from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.base import (
+    ChildRecord,
+    PushConfigRecord,
+    TaskPage,
+    TaskQuery,
+    TaskRecord,
+)
 from hub.store.columns import (
     LIVE_CHILD,
     UNSETTLED_TASK,
@@ -35,12 +44,13 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
+from hub.store.postgres_replica import ReplicaMethods, with_version
 from hub.store.postgres_schema import migrate
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["PostgresTaskStore", "redact_dsn"]
+__all__ = ["PostgresTaskStore", "import_driver", "redact_dsn"]
 
 _PUT = (
     "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
@@ -48,7 +58,7 @@ _PUT = (
     "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
     "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
 )
-_GET = "SELECT body, skill, owner FROM tasks WHERE task_id = $1"
+_GET = "SELECT body, skill, owner, version FROM tasks WHERE task_id = $1"
 _ORDER = "ORDER BY status_us DESC, task_id DESC"
 _TERMINAL = [state.value for state in TERMINAL_STATES]
 _EXPIRED = "SELECT task_id FROM tasks WHERE status_us < $1 AND state = ANY($2::text[])"
@@ -67,22 +77,50 @@ _PUSH_COLUMNS = "SELECT body, owner, protocol FROM push_configs"
 _OWNER = "SELECT owner FROM partner_tasks WHERE agent = $1 AND task_id = $2"
 
 
+async def _keep_session(_db: asyncpg.Connection) -> None:
+    """The pool's reset of a connection it takes back: none. The store's connections never
+    LISTEN, SET or hold a session lock (listeners have connections of their own; the
+    migration lock ends with its transaction), and asyncpg's default reset would cost a
+    round trip at every release."""
+
+
+def import_driver() -> ModuleType:
+    """The asyncpg module, imported on first use (it is an optional dependency).
+
+    Raises:
+        StoreError: it is not installed; the message says how to install it.
+    """
+    try:
+        import asyncpg
+    except ImportError:
+        raise StoreError(
+            "store.kind is postgres but the driver is not installed: "
+            "pip install 'a2a-hub[postgres]'"
+        ) from None
+    return cast(ModuleType, asyncpg)
+
+
 def redact_dsn(dsn: str) -> str:
     """`dsn` without its password, fit for messages and logs."""
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(ReplicaMethods):
     """Task records in a PostgreSQL database, its schema created or migrated on `open`.
+
+    It is a `SharedTaskStore`: hubs on one database are replicas of one hub.
 
     Args:
         dsn: a libpq connection URI (`postgresql://user:password@host:5432/database`).
         pool_size: most connections the store keeps open.
+        lease: seconds this replica's hold on a running task lasts unless renewed.
     """
 
-    def __init__(self, dsn: str, *, pool_size: int = 10) -> None:
+    def __init__(self, dsn: str, *, pool_size: int = 10, lease: float = 15.0) -> None:
         self.dsn = dsn
         self.where = redact_dsn(dsn)
+        self.replica = uuid.uuid4().hex[:12]
+        self.lease = lease
         self._pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
 
@@ -95,16 +133,14 @@ class PostgresTaskStore:
         """
         if self._pool is not None:
             return
-        try:
-            import asyncpg
-        except ImportError:
-            raise StoreError(
-                "store.kind is postgres but the driver is not installed: "
-                "pip install 'a2a-hub[postgres]'"
-            ) from None
+        asyncpg = import_driver()
         try:
             pool = await asyncpg.create_pool(
-                self.dsn, min_size=1, max_size=self._pool_size, command_timeout=30
+                self.dsn,
+                min_size=1,
+                max_size=self._pool_size,
+                command_timeout=30,
+                reset=_keep_session,
             )
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise StoreError(f"cannot connect to the task store {self.where} ({exc})") from None
@@ -123,6 +159,11 @@ class PostgresTaskStore:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+    async def ping(self) -> None:
+        """Run `SELECT 1` on a pooled connection (raises `StoreError` when it cannot)."""
+        async with self._connection(f"the task store {self.where} does not answer") as db:
+            await db.fetchval("SELECT 1")
 
     def _open_pool(self) -> asyncpg.Pool:
         pool = self._pool
@@ -166,7 +207,7 @@ class PostgresTaskStore:
         """The record for `task_id`, or None."""
         async with self._connection(f"cannot read task {task_id} from {self.where}") as db:
             row = await db.fetchrow(_GET, task_id)
-        return None if row is None else task_record(row[0], row[1], row[2])
+        return None if row is None else with_version(task_record(row[0], row[1], row[2]), row[3])
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """A page of records matching `query`, newest status first.
@@ -194,6 +235,8 @@ class PostgresTaskStore:
             bind("context_id = ?", query.context_id)
         if query.updated_after is not None:
             bind("status_us >= ?", epoch_micros(query.updated_after))
+        if query.skill is not None:
+            bind("skill = ?", query.skill)
         filters = " AND ".join(where) or "TRUE"
         filter_args = builtins.list(args)
         if after is not None:
@@ -248,6 +291,9 @@ class PostgresTaskStore:
             )
             await db.execute(
                 f"DELETE FROM children WHERE parent_id IN ({_EXPIRED})", micros, _TERMINAL
+            )
+            await db.execute(
+                f"DELETE FROM task_events WHERE task_id IN ({_EXPIRED})", micros, _TERMINAL
             )
             status = await db.execute(
                 "DELETE FROM tasks WHERE status_us < $1 AND state = ANY($2::text[])",

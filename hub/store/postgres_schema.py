@@ -20,7 +20,27 @@ from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["SCHEMA_VERSION", "migrate", "schema_version"]
+__all__ = [
+    "NOTICE_CHANNEL",
+    "PARTNERS_CHANNEL",
+    "PUSH_CHANNEL",
+    "RUNNING_TASK",
+    "SCHEMA_VERSION",
+    "migrate",
+    "schema_version",
+]
+
+NOTICE_CHANNEL = "a2a_hub_tasks"
+"""The LISTEN/NOTIFY channel of task changes: "task_id version replica" per change."""
+
+PARTNERS_CHANNEL = "a2a_hub_partners"
+"""The LISTEN/NOTIFY channel of changes to the partners added at run time."""
+
+PUSH_CHANNEL = "a2a_hub_push_configs"
+"""The LISTEN/NOTIFY channel of push config changes: the task id per change."""
+
+RUNNING_TASK = "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
+"""A task some replica is running (and holds a lease on)."""
 
 # Any constant shared by every hub on the database: the lock that orders migrations.
 _MIGRATION_LOCK = 0x61326168
@@ -91,6 +111,51 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (agent, task_id)
         )""",
         "CREATE INDEX partner_tasks_by_time ON partner_tasks (created_us)",
+    ),
+    (
+        # Replicas: a version per task (optimistic concurrency: a write names the version it
+        # read), the replica holding a running task and until when, and the ordered events
+        # that moved each task, for subscribers on every replica.
+        "ALTER TABLE tasks ADD COLUMN version BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE tasks ADD COLUMN replica TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE tasks ADD COLUMN lease_us BIGINT NOT NULL DEFAULT 0",
+        f"CREATE INDEX tasks_held ON tasks (lease_us) WHERE {RUNNING_TASK}",
+        """CREATE TABLE task_events (
+            task_id TEXT COLLATE "C" NOT NULL,
+            seq     BIGINT NOT NULL,
+            body    BYTEA NOT NULL,
+            PRIMARY KEY (task_id, seq)
+        )""",
+        # Every versioned write wakes the replicas, in the writing transaction's commit.
+        f"""CREATE FUNCTION task_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{NOTICE_CHANNEL}',
+                              NEW.task_id || ' ' || NEW.version || ' ' || NEW.replica);
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER task_changed AFTER INSERT OR UPDATE OF version ON tasks "
+        "FOR EACH ROW EXECUTE FUNCTION task_changed()",
+        # Partners added at run time (spawn_agent, sync_state), known to every replica.
+        """CREATE TABLE runtime_partners (
+            seq  BIGSERIAL,
+            name TEXT PRIMARY KEY,
+            body BYTEA NOT NULL
+        )""",
+        f"""CREATE FUNCTION runtime_partners_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{PARTNERS_CHANNEL}', '');
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER runtime_partners_changed AFTER INSERT OR UPDATE OR DELETE "
+        "ON runtime_partners FOR EACH STATEMENT EXECUTE FUNCTION runtime_partners_changed()",
+        # Push configs are made on any replica and delivered by whichever writes the task.
+        f"""CREATE FUNCTION push_configs_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_notify('{PUSH_CHANNEL}', coalesce(NEW.task_id, OLD.task_id));
+            RETURN NULL;
+        END $$""",
+        "CREATE TRIGGER push_configs_changed AFTER INSERT OR UPDATE OR DELETE "
+        "ON push_configs FOR EACH ROW EXECUTE FUNCTION push_configs_changed()",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

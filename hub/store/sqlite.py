@@ -148,6 +148,14 @@ class SqliteTaskStore:
         if db is not None:
             db.close()
 
+    async def ping(self) -> None:
+        """Run `SELECT 1` on the connection (raises `StoreError` when closed or failing)."""
+        db = self._conn()
+        try:
+            db.execute("SELECT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"the task store {self.path} does not answer ({exc})") from None
+
     @contextmanager
     def _transaction(self, failure: str) -> Iterator[None]:
         """One transaction: committed when the block ends, rolled back if it raises; an
@@ -221,6 +229,9 @@ class SqliteTaskStore:
         if query.updated_after is not None:
             where.append("status_us >= ?")
             args.append(epoch_micros(query.updated_after))
+        if query.skill is not None:
+            where.append("skill = ?")
+            args.append(query.skill)
         filters = " AND ".join(where) or "1"
         page_filters, page_args = filters, args
         if after is not None:

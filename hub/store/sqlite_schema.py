@@ -12,7 +12,7 @@ from pathlib import Path
 from hub.errors import StoreError
 from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
 
-__all__ = ["SCHEMA_VERSION", "configure", "migrate"]
+__all__ = ["SCHEMA_VERSION", "configure", "migrate", "schema_version"]
 
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -121,13 +121,21 @@ def configure(db: sqlite3.Connection, path: Path) -> None:
     db.execute("PRAGMA busy_timeout=2000")
 
 
+def schema_version(db: sqlite3.Connection) -> int:
+    """How many steps the file has had (0 for a new one); reads only."""
+    table = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    row = db.execute("SELECT version FROM schema_version").fetchone() if table else None
+    return 0 if row is None else int(row[0])
+
+
 def migrate(db: sqlite3.Connection, path: Path) -> None:
     """Run the migration steps the file has not had yet, each in its own transaction."""
     db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-    row = db.execute("SELECT version FROM schema_version").fetchone()
-    if row is None:
+    if db.execute("SELECT version FROM schema_version").fetchone() is None:
         db.execute("INSERT INTO schema_version (version) VALUES (0)")
-    version: int = 0 if row is None else row[0]
+    version = schema_version(db)
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the task store {path} was written by a newer a2a-hub (schema {version}, this one "

@@ -36,6 +36,7 @@ from hub.errors import ClientError, HubError, ProtocolError
 from hub.protocol import TaskState
 from hub.swarm.strategy import STRATEGIES, Strategy
 from hub.tasks.ledger import watching_children
+from hub.telemetry import current_telemetry, span
 from hub.tools import Partners, Tool, ToolResult
 
 __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
@@ -144,7 +145,11 @@ async def run_swarm(
     if not agents:
         raise ValueError("a swarm needs at least one partner")
     runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch)
-    with anyio.move_on_after(deadline) as overall:
+    attributes: dict[str, str | int] = {
+        "a2a_hub.swarm.strategy": strategy,
+        "a2a_hub.swarm.agents": len(agents),
+    }
+    with span(f"swarm {strategy}", attributes=attributes), anyio.move_on_after(deadline) as overall:
         if strategy == "chain":
             result = await _chain(runner, message, agents)
         elif strategy == "map":
@@ -167,7 +172,10 @@ async def run_swarm(
             if branch.state in ("pending", "canceled"):
                 branch.state = "timeout" if branch.state == "canceled" else "skipped"
                 branch.error = "the swarm's overall deadline passed"
-        return _finish(strategy, branches, f"the swarm did not finish within {deadline:g} s")
+        result = _finish(strategy, branches, f"the swarm did not finish within {deadline:g} s")
+    metrics = current_telemetry().metrics
+    if metrics is not None:
+        metrics.swarm(strategy, ok=result.ok, branches=[branch.state for branch in result.branches])
     return result
 
 
@@ -203,6 +211,7 @@ class _Runner:
             try:
                 limit = self.branch_deadline
                 with (
+                    span(f"swarm.branch {branch.agent}", attributes=_branch(branch)),
                     anyio.fail_after(limit) if limit is not None else contextlib.nullcontext(),
                     watching_children(seen),
                 ):
@@ -233,6 +242,10 @@ class _Runner:
         async with anyio.create_task_group() as group:
             for branch in branches:
                 group.start_soon(self.call, branch, message)
+
+
+def _branch(branch: Branch) -> dict[str, str | int]:
+    return {"a2a_hub.partner.name": branch.agent, "a2a_hub.swarm.branch": branch.index}
 
 
 def _settle(branch: Branch, result: ToolResult) -> None:

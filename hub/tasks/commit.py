@@ -10,16 +10,20 @@ that land in the same batch (working, an artifact, completed) cost one row write
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
 
-from hub.store import TaskStore
+from hub.store import SharedTaskStore, TaskChange, TaskStore
+from hub.telemetry import current_telemetry
 
 if TYPE_CHECKING:
+    from hub.store import TaskRecord
     from hub.tasks.live import LiveTask
+    from hub.tasks.stream import Update
 
 __all__ = ["Commit", "GroupCommit"]
 
@@ -43,6 +47,8 @@ class GroupCommit:
         store: where batches are written, one transaction each.
         on_durable: called for each task of a written batch, to publish its queued updates.
         on_failure: called for each task of a batch that could not be written.
+        on_lost: with a shared store, called for each task of a batch that another replica
+            had written meanwhile (its changes here are not written, nor published).
     """
 
     def __init__(
@@ -51,8 +57,11 @@ class GroupCommit:
         *,
         on_durable: Callable[[LiveTask], None],
         on_failure: Callable[[LiveTask, Exception], None],
+        on_lost: Callable[[LiveTask], None] | None = None,
     ) -> None:
         self._store = store
+        self._shared = store if isinstance(store, SharedTaskStore) else None
+        self._on_lost = on_lost
         self._on_durable = on_durable
         self._on_failure = on_failure
         self._pending: dict[str, LiveTask] = {}
@@ -96,15 +105,42 @@ class GroupCommit:
         # Records and the updates they make durable are taken together, before any await.
         records = [live.record() for live in batch]
         ready = [live.take_unpublished() for live in batch]
+        started = time.perf_counter()
+        lost: set[str] = set()
         try:
-            await self._store.put_many(records)
+            if self._shared is None:
+                await self._store.put_many(records)
+            else:
+                lost = await self._shared.commit(_changes(batch, records, ready))
         except Exception as exc:
             log.error("could not save %d task(s): %s", len(batch), exc)
             commit.failure = exc
             for live in batch:
                 self._on_failure(live, exc)
         else:
-            for live, updates in zip(batch, ready, strict=True):
-                live.publish(updates)
+            metrics = current_telemetry().metrics
+            if metrics is not None:
+                metrics.store_commit_seconds.observe(time.perf_counter() - started)
+            for live, record, updates in zip(batch, records, ready, strict=True):
+                if live.task_id in lost:
+                    if self._on_lost is not None:
+                        self._on_lost(live)
+                    continue
+                live.durable = record.version
+                if not live.released:  # else the event log brings them (the replication)
+                    live.publish(updates)
                 self._on_durable(live)
         commit.done.set()
+
+
+def _changes(
+    batch: list[LiveTask], records: list[TaskRecord], ready: list[list[Update]]
+) -> list[TaskChange]:
+    """The batch as a shared store writes it: each task with the version it was read at and
+    the events that moved it since."""
+    return [
+        TaskChange(
+            record=record, expected=live.durable, events=[update.json() for update in updates]
+        )
+        for live, record, updates in zip(batch, records, ready, strict=True)
+    ]

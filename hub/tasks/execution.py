@@ -4,6 +4,7 @@ makes back to change its task."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 
 import anyio
@@ -18,6 +19,7 @@ from hub.tasks.opening import Opening
 from hub.tasks.run import TaskExecutor, TaskRun
 from hub.tasks.stream import Update
 from hub.tasks.workers import WorkerPool
+from hub.telemetry import current_telemetry, span
 
 __all__ = ["Execution"]
 
@@ -69,9 +71,11 @@ class Execution:
         opening = run.opening
         if opening is not None and opening.abandoned:
             return  # the request went away before the skill started: nothing to run for
+        started = time.perf_counter()
         with (
             anyio.CancelScope() as scope,
             use_scope(call_scope),
+            span(f"invoke_agent {run.skill}", attributes=_run_attributes(run)) as run_span,
             self._ledger.parent(None) as parent,
         ):
 
@@ -106,8 +110,16 @@ class Execution:
                 live = run.task()  # no longer creates one: the opening is decided
                 if live is not None:
                     live.scope = None
-        if live is not None and live.state.is_terminal:
-            await self._ledger.settle(live.task_id)
+                    if run_span is not None:
+                        run_span.set_attribute("a2a.task.id", live.task_id)
+                        run_span.set_attribute("a2a.task.state", live.state.value)
+        if live is not None:
+            metrics = current_telemetry().metrics
+            if metrics is not None:
+                state = live.state.value.removeprefix("TASK_STATE_").lower()
+                metrics.task(run.skill, state=state, seconds=time.perf_counter() - started)
+            if live.state.is_terminal:
+                await self._ledger.settle(live.task_id)
 
     def _fail_run(self, run: TaskRun, reason: str) -> None:
         """Fail the run's task (created now if the skill had not decided); a skill that
@@ -166,3 +178,8 @@ class Execution:
         answer, live.answer = live.answer, None
         assert answer is not None
         return answer
+
+
+def _run_attributes(run: TaskRun) -> dict[str, str]:
+    """The skill run's span attributes (GenAI agent conventions)."""
+    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.skill}

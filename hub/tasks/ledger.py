@@ -288,31 +288,46 @@ class DelegationLedger:
             return
         self.note(parent_id, agent, child_id, state)
 
-    async def reconcile(self) -> int:
+    async def reconcile(self, *, parent_id: str | None = None, ended_only: bool = False) -> int:
         """Deal with the children a previous run left live: a child whose parent has ended is
         canceled, one that ended meanwhile is recorded as such, one whose parent waits for
         input is left to it. Each ended parent's metadata lists what happened to its children
-        (`CHILDREN_METADATA_KEY`). Returns how many children were looked at."""
+        (`CHILDREN_METADATA_KEY`). Returns how many children were looked at.
+
+        Args:
+            parent_id: only this task's children (a task taken over from another replica);
+                None: every live child in the store.
+            ended_only: leave the children of parents that have not ended alone (with
+                replicas, those parents run elsewhere).
+        """
         try:
-            stale = await self._store.find_live_children()
+            if parent_id is None:
+                stale = await self._store.find_live_children()
+            else:
+                lines = await self._store.list_children(parent_id)
+                stale = [line for line in lines if line.state not in TERMINAL_STATES]
         except HubError:
             log.exception("could not read the delegation ledger; partner tasks not reconciled")
             return 0
         by_parent: dict[str, list[ChildRecord]] = {}
         for record in stale:
             by_parent.setdefault(record.parent_id, []).append(record)
-        for parent_id, children in by_parent.items():
+        for parent, children in by_parent.items():
             try:
-                await self._reconcile_parent(parent_id, children)
+                await self._reconcile_parent(parent, children, ended_only=ended_only)
             except HubError:
-                log.exception("could not reconcile the partner tasks of task %s", parent_id)
+                log.exception("could not reconcile the partner tasks of task %s", parent)
         if stale:
             log.info("reconciled %d partner task(s) left live by the last run", len(stale))
         return len(stale)
 
-    async def _reconcile_parent(self, parent_id: str, children: list[ChildRecord]) -> None:
+    async def _reconcile_parent(
+        self, parent_id: str, children: list[ChildRecord], *, ended_only: bool
+    ) -> None:
         parent = await self._store.get(parent_id)
         parent_ended = parent is None or parent.task.status.state in TERMINAL_STATES
+        if ended_only and not parent_ended:
+            return
         outcomes: list[ChildRecord] = []
         for child in children:
             outcome = await self._reconcile_child(child, cancel=parent_ended)

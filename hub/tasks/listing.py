@@ -20,9 +20,10 @@ INTERRUPTED_BY_RESTART = "interrupted by restart"
 
 
 async def list_tasks(
-    store: TaskStore, request: ListTasksRequest, *, owner: str = ""
+    store: TaskStore, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
 ) -> ListTasksResponse:
-    """A ListTasks page: the request's filters, `owner`'s tasks only unless it is ""."""
+    """A ListTasks page: the request's filters, `owner`'s tasks only unless it is "", and
+    those of local skill `skill` only when given."""
     page_size = request.page_size or DEFAULT_PAGE_SIZE
     page = await store.list(
         TaskQuery(
@@ -30,6 +31,7 @@ async def list_tasks(
             context_id=request.context_id or None,
             state=request.status if request.status is not TaskState.UNSPECIFIED else None,
             updated_after=request.status_timestamp_after,
+            skill=skill,
             page_size=page_size,
             cursor=request.page_token or None,
         )

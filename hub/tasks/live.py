@@ -52,8 +52,10 @@ class LiveTask:
         "answer",
         "broadcast",
         "commit",
+        "durable",
         "failure",
         "owner",
+        "released",
         "scope",
         "seq",
         "settled",
@@ -69,8 +71,14 @@ class LiveTask:
         self.owner = record.owner
         self.broadcast = Broadcast()
         self.settled = anyio.Event()
-        self.seq = 0
+        self.seq = record.version
         """How many changes have been applied (each update carries its number)."""
+        self.durable = record.version
+        """The number of the last change written (a shared store checks it on the next
+        write)."""
+        self.released = False
+        """Another replica wrote the task since: this copy takes no more changes (a shared
+        store only)."""
         self.unpublished: list[Update] = []
         """Applied changes waiting for the commit that makes them durable."""
         self.commit: Commit | None = None
@@ -96,7 +104,7 @@ class LiveTask:
         return self.task.status.state
 
     def record(self) -> TaskRecord:
-        return TaskRecord(task=self.task, skill=self.skill, owner=self.owner)
+        return TaskRecord(task=self.task, skill=self.skill, owner=self.owner, version=self.seq)
 
     def subscribe(self) -> TaskStream:
         """A stream that starts with the task as it is now, then every later change.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -13,6 +14,7 @@ from anyio.abc import TaskGroup
 from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
+    StoreError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -30,7 +32,7 @@ from hub.protocol import (
     new_id,
     utc_now,
 )
-from hub.store import TaskRecord, TaskStore
+from hub.store import SharedTaskStore, TaskRecord, TaskStore
 from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
@@ -41,6 +43,7 @@ from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
 from hub.tasks.opening import Opening
+from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED, Replication
 from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
 
@@ -90,8 +93,16 @@ class TaskManager:
         self._limits = limits
         self._live = LiveSet(limits)
         self._group: TaskGroup | None = None
+        self._replication = (
+            Replication(store, live=self._live, take_over=self._take_over)
+            if isinstance(store, SharedTaskStore)
+            else None
+        )
         self._commits = GroupCommit(
-            store, on_durable=self._after_commit, on_failure=self._commit_failed
+            store,
+            on_durable=self._after_commit,
+            on_failure=self._commit_failed,
+            on_lost=self._replication.release if self._replication is not None else None,
         )
         self._observers: list[TaskObserver] = []
 
@@ -100,17 +111,30 @@ class TaskManager:
         for each task that restart recovery marks failed."""
         self._observers.append(observer)
 
+    def live_counts(self) -> tuple[int, int]:
+        """(tasks held in memory, those among them parked for input) now."""
+        parked = sum(1 for live in self._live if live.state.is_interrupted)
+        return len(self._live), parked
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> TaskManager:
-        await recover_interrupted(self._store, self._observers)
+        if self._replication is None:
+            await recover_interrupted(self._store, self._observers)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._execution.bind(self._group)
         self._group.start_soon(self._commits.run)
         self._group.start_soon(self._evict_expired)
         self._group.start_soon(self.ledger.run)
-        self._group.start_soon(self.ledger.reconcile)
+        if self._replication is None:
+            self._group.start_soon(self.ledger.reconcile)
+        else:
+            # Other replicas' running tasks are theirs: only tasks whose holder's lease
+            # expired are taken over (with their children), and only the children of ended
+            # tasks are settled at start.
+            self._group.start_soon(functools.partial(self.ledger.reconcile, ended_only=True))
+            self._group.start_soon(self._replication.run)
         return self
 
     async def __aexit__(
@@ -138,7 +162,12 @@ class TaskManager:
     async def _evict_expired(self) -> None:
         while True:
             await anyio.sleep(min(self._limits.task_ttl / 4, 60.0))
-            await self.evict_expired()
+            try:
+                await self.evict_expired()
+            except StoreError as exc:
+                # A store that is down for a while (a database restart) is tried again
+                # next time; it must not stop the task manager.
+                log.warning("could not evict expired tasks: %s", exc)
 
     async def evict_expired(self, *, now: datetime | None = None) -> int:
         """Delete terminal tasks whose last change is older than `limits.task_ttl`.
@@ -200,9 +229,12 @@ class TaskManager:
         record = await self._stored(task_id, owner)
         return snapshot(record.task, history_length=history_length)
 
-    async def list(self, request: ListTasksRequest, *, owner: str = "") -> ListTasksResponse:
-        """ListTasks over the store (`owner` "" sees every task)."""
-        return await list_tasks(self._store, request, owner=owner)
+    async def list(
+        self, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
+    ) -> ListTasksResponse:
+        """ListTasks over the store (`owner` "" sees every task; `skill` keeps that local
+        skill's tasks only)."""
+        return await list_tasks(self._store, request, owner=owner, skill=skill)
 
     async def cancel(self, task_id: str, *, owner: str = "") -> Task:
         """CancelTask: ends the task as canceled and stops its skill.
@@ -211,17 +243,29 @@ class TaskManager:
             TaskNotFoundError: no such task (or not the caller's).
             TaskNotCancelableError: the task is already terminal.
         """
-        live = await self._materialize(task_id, owner)
-        if live.state.is_terminal:
-            raise _not_cancelable(live.task)
-        self._apply(live, live.apply_status(TaskState.CANCELED))
-        if live.scope is not None:
-            live.scope.cancel()  # the skill's end settles its children
-        elif self._group is not None and self.ledger.live_children(task_id):
-            self._group.start_soon(self.ledger.settle, task_id)  # a parked task's children
-        answer = snapshot(live.task)
-        await self._commits.durable(live)
-        return answer
+        while True:
+            live = await self._materialize(task_id, owner)
+            if live.state.is_terminal:
+                raise _not_cancelable(live.task)
+            self._apply(live, live.apply_status(TaskState.CANCELED))
+            running_here = live.scope is not None
+            if live.scope is not None:
+                live.scope.cancel()  # the skill's end settles its children
+            elif (
+                self._replication is None
+                and self._group is not None
+                and self.ledger.live_children(task_id)
+            ):
+                self._group.start_soon(self.ledger.settle, task_id)  # a parked task's children
+            answer = snapshot(live.task)
+            await self._commits.durable(live)
+            if not live.released:
+                if self._replication is not None and not running_here and self._group:
+                    # It may have run on another replica: its children are in the ledger.
+                    reconcile = functools.partial(self.ledger.reconcile, parent_id=task_id)
+                    self._group.start_soon(reconcile)
+                return answer
+            # Another replica moved the task first (a shared store): cancel what it is now.
 
     async def subscribe(self, task_id: str, *, owner: str = "") -> TaskStream:
         """SubscribeToTask: a stream starting with the task snapshot, ending when it is terminal.
@@ -229,6 +273,11 @@ class TaskManager:
         Raises:
             UnsupportedOperationError: the task is already terminal.
         """
+        if self._replication is not None and self._live.get(task_id) is None:
+            # Not run here: followed through the shared store's event log.
+            record = await self._stored(task_id, owner)
+            if not record.task.status.state.is_terminal:
+                return self._replication.subscribe(record)
         live = await self._materialize(task_id, owner)
         if live.state.is_terminal:
             raise UnsupportedOperationError(
@@ -359,8 +408,24 @@ class TaskManager:
     def _apply(self, live: LiveTask, update: Update) -> None:
         """Queue an applied change; it is published once the commit that carries it is
         durable, so subscribers see changes in the order they were applied."""
+        if live.released:
+            return  # another replica wrote the task: this copy changes nothing more
         live.queue(update)
         self._commits.mark(live)
+
+    async def _take_over(self, record: TaskRecord) -> None:
+        """Fail a running task whose replica's lease expired, as a restart would have; the
+        first replica to write it wins, and that one reconciles its partner children."""
+        live = LiveTask(record)
+        self._live.add(live)
+        self._execution.fail(live, INTERRUPTED_REPLICA_STOPPED)
+        try:
+            await self._commits.durable(live)
+        except StoreError:
+            return
+        if not live.released:
+            log.warning("task %s: its replica stopped; failed it", record.task.id)
+            await self.ledger.reconcile(parent_id=record.task.id)
 
     def _after_commit(self, live: LiveTask) -> None:
         if self._observers:

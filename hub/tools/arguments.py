@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -71,17 +71,37 @@ class ToolArguments(BaseModel):
         return {"skill": self.skill} if self.skill else None
 
 
+Arguments = TypeVar("Arguments", bound=ToolArguments)
+
+
+@overload
 def parse_arguments(
     tool: str, arguments: Mapping[str, Any], skills: Sequence[str] = ()
+) -> ToolArguments: ...
+
+
+@overload
+def parse_arguments(
+    tool: str, arguments: Mapping[str, Any], skills: Sequence[str] = (), *, model: type[Arguments]
+) -> Arguments: ...
+
+
+def parse_arguments(
+    tool: str,
+    arguments: Mapping[str, Any],
+    skills: Sequence[str] = (),
+    *,
+    model: type[ToolArguments] = ToolArguments,
 ) -> ToolArguments:
-    """Validate a call's arguments.
+    """Validate a call's arguments (as `model`, a `ToolArguments` with more fields, when a
+    tool takes more).
 
     Raises:
         InvalidParamsError: an argument is missing, unknown or of the wrong type, or `skill`
             is not one of `skills` (when the agent lists any); the message names each.
     """
     try:
-        parsed = ToolArguments.model_validate(dict(arguments))
+        parsed = model.model_validate(dict(arguments))
     except ValidationError as exc:
         problems = [
             (".".join(str(step) for step in error["loc"]) or "arguments", error["msg"])

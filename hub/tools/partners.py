@@ -12,16 +12,18 @@ changed are dropped and the new entries take their place.
 Partners can also be added while the hub runs (`add`: `spawn_agent`, or learned from a peer
 hub's `sync_state`). They are served like the file's, after them, and are kept across
 reloads of agents.yaml, except one whose name the file comes to use: the file wins, and the
-runtime partner is dropped with a warning. They are never written anywhere. Their URLs, and
-every request sent to them, pass the SSRF guard of the `FederationPolicy` (a client of their
-own, `GuardedTransport`), so a caller cannot point the hub at an internal address.
+runtime partner is dropped with a warning. With a shared store (replicas on PostgreSQL) they
+are recorded there and served by every replica (`PartnerSync`); otherwise they live in
+memory only. Their URLs, and every request sent to them, pass the SSRF guard of the
+`FederationPolicy` (a client of their own, `GuardedTransport`), so a caller cannot point the
+hub at an internal address.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -40,7 +42,7 @@ from hub.client import (
     build_http_client,
     fault_of,
 )
-from hub.errors import CardFetchError, ClientError, ConfigError, UnknownAgentError
+from hub.errors import CardFetchError, ClientError, ConfigError, ProtocolError, UnknownAgentError
 from hub.protocol import AgentCard
 from hub.protocol.trace import current_scope
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
@@ -134,10 +136,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
         self.federation = federation or FederationPolicy()
         """Who may add partners while the hub runs, and where they may be."""
         self._runtime = RuntimePartners(self.federation)
+        self.on_added: Callable[[RuntimePartner], Awaitable[None]] | None = None
+        """Called with each partner `add` lets in, before it is served (replicas record it
+        in their shared store there: `PartnerSync`); an error undoes the add."""
         self.conversations = Conversations()
         """The partner context each hub conversation continues, per partner."""
         self.stats = StatsBook()
         """Recent latency and error rate per partner, recorded by whoever calls them."""
+        self._listeners: dict[object, Callable[[], None]] = {}
 
     async def __aenter__(self) -> Partners:
         return self
@@ -354,11 +360,43 @@ class Partners(Mapping[str, RemoteAgentTool]):
         runtime = self._runtime.keep(
             entry, self._registry, scope, origin=origin, description=description
         )
+        if self.on_added is not None:
+            try:
+                await self.on_added(runtime)
+            except BaseException:
+                self._runtime.pop(entry.name)
+                raise
         partner = self._new(entry)
         partner.runtime = runtime
         partner.card = card
         self._partners[entry.name] = partner
+        self._changed()
         return card
+
+    def adopt(self, runtimes: Sequence[RuntimePartner]) -> None:
+        """Serve exactly `runtimes` as the partners added at run time: those other replicas
+        added or forgot (`PartnerSync`). A new one is taken as recorded (its card is read on
+        first use); one whose name is taken here is skipped with a warning."""
+        wanted = {runtime.entry.name: runtime for runtime in runtimes}
+        for name in [name for name in self._runtime if name not in wanted]:
+            self.remove(name)
+        for name, runtime in wanted.items():
+            if name in self._runtime:
+                continue
+            try:
+                kept = self._runtime.keep(
+                    runtime.entry,
+                    self._registry,
+                    None,
+                    origin=runtime.origin,
+                    description=runtime.description,
+                )
+            except ProtocolError as exc:
+                log.warning("partner '%s' added on another replica is not served: %s", name, exc)
+                continue
+            partner = self._new(runtime.entry)
+            partner.runtime = kept
+            self._partners[name] = partner
 
     def remove(self, name: str) -> RuntimePartner:
         """Remove a partner added at run time (agents.yaml's are removed by editing it).
@@ -376,7 +414,24 @@ class Partners(Mapping[str, RemoteAgentTool]):
         self._partners.pop(name, None)
         self._breakers.pop(name, None)
         log.info("partner '%s' (%s) removed", name, runtime.origin)
+        self._changed()
         return runtime
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` whenever the set of tools changes: a partner added or removed (an
+        agents.yaml edit, a runtime partner) or a card that rebuilt its tool. Returns the
+        function that unsubscribes it."""
+        token = object()
+        self._listeners[token] = listener
+
+        def unsubscribe() -> None:
+            self._listeners.pop(token, None)
+
+        return unsubscribe
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners.values()):
+            listener()
 
     # -- registry reloads --------------------------------------------------------------------
 
@@ -408,6 +463,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             partners[name] = kept[name]
         self._partners = partners
         self._registry = registry
+        self._changed()
 
     @asynccontextmanager
     async def watching(
@@ -455,11 +511,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
     def _observe(self, partner: _Partner, card: AgentCard) -> None:
         if card is partner.card:
             return
-        if partner.card is not None and partner.card != card:
+        changed = partner.card != card
+        if partner.card is not None and changed:
             log.info("partner '%s' changed its card; its tool is rebuilt", partner.entry.name)
             partner.tool = None
             partner.client = None
         partner.card = card
+        if changed:
+            self._changed()
 
     def _tool(self, partner: _Partner) -> RemoteAgentTool:
         if partner.tool is None or partner.tool.card is not partner.card:

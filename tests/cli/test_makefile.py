@@ -36,7 +36,7 @@ def test_make_run_installs_only_the_runtime_dependencies(tmp_path: Path) -> None
     assert dry_run(tmp_path, "run") == [
         "python3 -m venv VENV",
         "VENV/bin/pip install --quiet --upgrade pip",
-        "VENV/bin/pip install --quiet -e .",
+        "VENV/bin/pip install --quiet -e '.[mcp]'",
         "touch VENV/.installed-runtime",
         "VENV/bin/a2a-hub serve ",
     ]
@@ -51,7 +51,7 @@ def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> No
     assert lines[:6] == [
         "python3 -m venv VENV",
         "VENV/bin/pip install --quiet --upgrade pip",
-        "VENV/bin/pip install --quiet -e .",
+        "VENV/bin/pip install --quiet -e '.[mcp]'",
         "touch VENV/.installed-runtime",
         "VENV/bin/pip install --quiet -e '.[test]'",
         "touch VENV/.installed-test",
@@ -65,4 +65,6 @@ def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> No
     server_check = " ".join(lines[9:-1])
     assert "/usr/lib/postgresql/*/bin/initdb" in server_check
     assert "apt-get install -y -qq postgresql" in server_check
+    # So is the browser the console's tests drive.
+    assert "apt-get install -y -qq chromium" in server_check
     assert lines[-1] == "VENV/bin/pytest -q"

@@ -16,13 +16,14 @@ _LISTENING = re.compile(rb"a2a-hub listening on (http://[\d.]+:\d+)")
 
 @contextmanager
 def hub_process(
-    config: Path, *, timeout: float = 20.0
+    config: Path, *, timeout: float = 20.0, env: dict[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """Start `python -m hub serve --config CONFIG --port 0`; yields the process and its URL.
 
-    The URL is read from the hub's own start-up line, so no port is guessed.
+    The URL is read from the hub's own start-up line, so no port is guessed. `env` is added
+    to the inherited environment.
     """
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "hub", "serve", "--config", str(config), "--port", "0"],
         cwd=ROOT,

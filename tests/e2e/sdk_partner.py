@@ -15,7 +15,10 @@ Behaviours (every one answers with one artifact named `answer`):
   map shows which partner did what and in which order;
 - `slow`: works (a WORKING status "working") for `--delay` seconds, then answers `--answer`;
   a cancel ends the task `TASK_STATE_CANCELED` at once;
-- `failing`: works, then fails the task with the status message "scripted failure".
+- `failing`: works, then fails the task with the status message "scripted failure";
+- `ask`: asks "which colour?" (input-required), and answers the reply, `you said: <reply>`,
+  on the same task;
+- `steps`: reports three WORKING statuses, "step 1" to "step 3", then answers `--answer`.
 
 The SDK's `InMemoryTaskStore` keeps every task, so a test can read their final states
 afterwards with the partner's own GetTask / ListTasks (`tasks/get` on a 0.3 partner).
@@ -44,8 +47,9 @@ from a2a.types.a2a_pb2 import (
 )
 from starlette.applications import Starlette
 
-BEHAVIOURS = ("fast", "dissent", "echo", "upper", "slow", "failing")
-DEFAULT_ANSWERS = {"fast": "yes", "dissent": "no", "slow": "late"}
+BEHAVIOURS = ("fast", "dissent", "echo", "upper", "slow", "failing", "ask", "steps")
+DEFAULT_ANSWERS = {"fast": "yes", "dissent": "no", "slow": "late", "steps": "done"}
+QUESTION = "which colour?"
 FAILURE = "scripted failure"
 
 
@@ -68,6 +72,12 @@ class ScriptedExecutor(AgentExecutor):
             )
         text = get_message_text(context.message) if context.message is not None else ""
         updater = TaskUpdater(event_queue, task_id, context_id)
+        if self.behaviour == "ask" and context.current_task is None:
+            await updater.requires_input(updater.new_agent_message([new_text_part(QUESTION)]))
+            return
+        if self.behaviour == "steps":
+            for step in (1, 2, 3):
+                await updater.start_work(updater.new_agent_message([new_text_part(f"step {step}")]))
         if self.behaviour in ("slow", "failing"):
             await updater.start_work(updater.new_agent_message([new_text_part("working")]))
         if self.behaviour == "slow":
@@ -84,6 +94,8 @@ class ScriptedExecutor(AgentExecutor):
     def _answer(self, text: str) -> str:
         if self.behaviour == "echo":
             return text
+        if self.behaviour == "ask":
+            return f"you said: {text}"
         if self.behaviour == "upper":
             return text.upper() + self.suffix
         return self.answer

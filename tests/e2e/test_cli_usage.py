@@ -20,7 +20,18 @@ from .hubproc import ROOT
 from .test_cli import cli
 from .test_cli_agents import COMMAND, a2a_hub
 
-COMMANDS = ["serve", "card", "skills", "send", "tasks", "agents", "call", "route", "swarm"]
+COMMANDS = [
+    "serve",
+    "card",
+    "skills",
+    "send",
+    "tasks",
+    "agents",
+    "call",
+    "route",
+    "swarm",
+    "status",
+]
 
 
 def test_version_names_the_distribution_for_both_entry_points() -> None:

@@ -209,7 +209,8 @@ async def test_each_credential_gets_in_through_every_door(
 @pytest.mark.parametrize(
     ("path", "verb"),
     [
-        ("/healthz", "GET"),
+        ("/status", "GET"),
+        ("/metrics", "GET"),
         ("/extendedAgentCard", "GET"),
         ("/tasks", "GET"),
         ("/tasks/t1", "GET"),
@@ -230,6 +231,14 @@ async def test_everything_but_the_card_needs_a_credential(
     assert refused.headers["www-authenticate"] == CHALLENGE
     for card_path in ("/.well-known/agent-card.json", "/.well-known/agent.json"):
         assert (await http.get(card_path)).status_code == 200
+
+
+async def test_the_probes_answer_without_a_credential(http: httpx.AsyncClient) -> None:
+    alive = await http.get("/healthz")
+    ready = await http.get("/readyz")
+    assert (alive.status_code, alive.json()) == (200, {"status": "ok"})
+    assert ready.status_code == 200
+    assert ready.json() == {"ready": True, "checks": {"store": "ok", "registry": "ok (0 partners)"}}
 
 
 @pytest.mark.parametrize("door", DOORS, ids=lambda door: door.name)

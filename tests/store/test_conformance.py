@@ -104,6 +104,8 @@ async def test_list_of_an_empty_store_is_one_empty_page(store: TaskStore) -> Non
         (TaskQuery(updated_after=at(2) + timedelta(microseconds=1)), ["b1", "a3"]),
         (TaskQuery(owner="alice", context_id="c1", state=S.WORKING), ["a3"]),
         (TaskQuery(owner="alice", updated_after=at(2), state=S.COMPLETED), []),
+        (TaskQuery(skill="translate"), ["b1", "a2"]),
+        (TaskQuery(owner="alice", skill="translate"), ["a2"]),
     ],
     ids=[
         "owner",
@@ -114,6 +116,8 @@ async def test_list_of_an_empty_store_is_one_empty_page(store: TaskStore) -> Non
         "updated strictly after",
         "owner context and state",
         "no match",
+        "skill",
+        "owner and skill",
     ],
 )
 async def test_list_filters_and_counts_matches(
@@ -123,9 +127,11 @@ async def test_list_filters_and_counts_matches(
         [
             make_record("n1", when=at(0), owner="", context_id="c0"),
             make_record("a1", when=at(1), owner="alice", context_id="c1", state=S.COMPLETED),
-            make_record("a2", when=at(2), owner="alice", context_id="c2"),
+            make_record("a2", when=at(2), owner="alice", context_id="c2", skill="translate"),
             make_record("a3", when=at(3), owner="alice", context_id="c1"),
-            make_record("b1", when=at(4), owner="bob", context_id="c2", state=S.COMPLETED),
+            make_record(
+                "b1", when=at(4), owner="bob", context_id="c2", state=S.COMPLETED, skill="translate"
+            ),
         ]
     )
     page = await store.list(query)
@@ -257,6 +263,7 @@ _CALLS: dict[str, Callable[[TaskStore], Awaitable[object]]] = {
     "list": lambda s: s.list(TaskQuery()),
     "find_in_states": lambda s: s.find_in_states([S.WORKING]),
     "delete_terminal_before": lambda s: s.delete_terminal_before(at(0)),
+    "ping": lambda s: s.ping(),
 }
 
 
@@ -276,4 +283,10 @@ async def test_close_twice_is_harmless_and_open_makes_the_store_usable_again(
     await store.close()
     await store.close()
     await store.open()
+    assert await store.get("t1") == make_record("t1")
+
+
+async def test_an_open_store_answers_the_readiness_ping(store: TaskStore) -> None:
+    await store.put(make_record("t1"))
+    assert await store.ping() is None
     assert await store.get("t1") == make_record("t1")

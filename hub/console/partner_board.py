@@ -1,0 +1,170 @@
+"""The partners page's rows: each partner's card, breaker, recent calls and last card check.
+
+Everything is read from `Partners` (cards, breakers, the `StatsBook` the router weighs);
+the board only remembers when the console last checked each card and what that gave, so a
+page can show it without reading the card again.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+
+from hub.client import BreakerSnapshot
+from hub.errors import ClientError, UnknownAgentError
+from hub.protocol import AgentCard, utc_now
+from hub.tools import PartnerHealth, Partners
+
+__all__ = ["CardCheck", "PartnerBoard", "PartnerRow", "shown_url"]
+
+log = logging.getLogger("hub.console")
+
+_CHECK_TIMEOUT = 5.0
+
+
+_URL = re.compile(r"https?://[^\s\]\[<>\"']+")
+
+
+def shown_url(url: str | None) -> str:
+    """A URL as the console shows it: no user, password, query or fragment, which may hold
+    secrets."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _shown(found: re.Match[str]) -> str:
+    return shown_url(found.group(0))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardCheck:
+    """The outcome of the console's last read of a partner's card."""
+
+    at: datetime
+    ms: float | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartnerRow:
+    """One partner as the partners page shows it."""
+
+    name: str
+    url: str
+    origin: str | None
+    tags: tuple[str, ...]
+    card: AgentCard | None
+    check: CardCheck | None
+    breaker: BreakerSnapshot
+    calls: int
+    p50_ms: float | None
+    p95_ms: float | None
+    error_rate: float | None
+
+    @property
+    def up(self) -> bool:
+        return (
+            self.card is not None
+            and (self.check is None or self.check.error is None)
+            and self.breaker.state.value != "open"
+        )
+
+
+class PartnerBoard:
+    """The last card check per partner, and the rows built from `Partners`."""
+
+    def __init__(self) -> None:
+        self._checks: dict[str, CardCheck] = {}
+
+    def record(self, health: PartnerHealth) -> CardCheck:
+        # The operator's message names where the partner is: its URLs are shown as the
+        # console shows every partner URL, without what may hold a secret.
+        error = None if health.error is None else _URL.sub(_shown, health.error)
+        check = CardCheck(at=utc_now(), ms=health.card_ms, error=error)
+        self._checks[health.name] = check
+        return check
+
+    async def refresh(self, partners: Partners, name: str) -> CardCheck:
+        """Read the partner's card again now (`Partners.check`) and remember the outcome."""
+        started = time.perf_counter()
+        try:
+            with anyio.move_on_after(_CHECK_TIMEOUT):
+                return self.record(await partners.check(name))
+            error = f"the card was not read within {_CHECK_TIMEOUT:g} s"
+        except UnknownAgentError:
+            raise
+        except Exception:
+            # A fault the client layer did not name: the page says so, the log has it.
+            log.exception("partner '%s': its card could not be checked", name)
+            error = "the card could not be checked (the hub's log has the details)"
+        check = CardCheck(at=utc_now(), ms=(time.perf_counter() - started) * 1000, error=error)
+        self._checks[name] = check
+        return check
+
+    async def rows(self, partners: Partners) -> list[PartnerRow]:
+        """Every partner the current caller may see, checking those never checked before."""
+        names = list(partners)
+        unchecked = [name for name in names if name not in self._checks]
+        if unchecked:
+            async with anyio.create_task_group() as group:
+                for name in unchecked:
+                    group.start_soon(self.refresh, partners, name)
+        return [await self._row(partners, name) for name in names]
+
+    def fingerprint(self, partners: Partners) -> tuple[object, ...]:
+        """What changes when a row would: breakers, calls, checks (for live updates)."""
+        marks: list[object] = []
+        for name in partners:
+            stats = partners.stats.get(name)
+            snapshot = partners.breaker(name).snapshot()
+            check = self._checks.get(name)
+            marks.append(
+                (
+                    name,
+                    snapshot.state,
+                    snapshot.consecutive_failures,
+                    stats.calls if stats else 0,
+                    check.at if check else None,
+                )
+            )
+        return tuple(marks)
+
+    async def _row(self, partners: Partners, name: str) -> PartnerRow:
+        entry = partners.entry(name)
+        check = self._checks.get(name)
+        card: AgentCard | None = None
+        if check is None or check.error is None:
+            try:
+                with anyio.fail_after(_CHECK_TIMEOUT):
+                    card = await partners.card(name)
+            except (ClientError, TimeoutError):
+                card = None
+        stats = partners.stats.get(name)
+        p50 = stats.percentile(0.5) if stats else None
+        p95 = stats.percentile(0.95) if stats else None
+        return PartnerRow(
+            name=name,
+            url=shown_url(entry.url),
+            origin=partners.origin(name),
+            tags=tuple(entry.tags),
+            card=card,
+            check=check,
+            breaker=partners.breaker(name).snapshot(),
+            calls=stats.calls if stats else 0,
+            p50_ms=None if p50 is None else p50 * 1000,
+            p95_ms=None if p95 is None else p95 * 1000,
+            error_rate=stats.error_rate if stats else None,
+        )

@@ -1,0 +1,223 @@
+"""The MCP door at `/mcp`: the hub's gate in front of the MCP SDK's Streamable HTTP app.
+
+Every request passes the same gate as the A2A endpoints (credential, rate, HTTP 401 with the
+same challenge) and, while it is served, counts as one of the caller's open streams. The
+caller's `CallScope` (its credential name, skill and partner scopes, trace and deadline) is
+left in the ASGI scope for the MCP server, which lists and runs only what that caller may
+use. The SDK's DNS-rebinding protection is on, with the hosts the
+hub answers as (`server.host`, `server.public_url`, `mcp.allowed_hosts`) and the origins it
+trusts (`cors.allow_origins` and its own).
+
+Served only when the `mcp` extra is installed (`pip install 'a2a-hub[mcp]'`) and
+`mcp.enabled` is true. The SDK is imported and the MCP server built on the first request, and
+then runs in a task group the app's lifespan holds: a hub that nobody reaches over MCP does not
+pay for the SDK when it starts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator, Callable, Collection
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+from litestar import Request
+from litestar.types import Receive, Scope, Send
+
+from hub.config import Settings
+from hub.errors import ProtocolError, UnsupportedOperationError
+from hub.protocol.trace import CallScope
+from hub.server.errors import as_protocol_error
+from hub.server.gate import Gate
+from hub.server.rest import rest_error_response
+from hub.server.service import A2AService
+from hub.tools import Partners, Toolbox
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import (
+        StreamableHTTPASGIApp,
+        StreamableHTTPSessionManager,
+    )
+
+    from hub.mcp import HubMcpServer
+
+__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door", "refuse_without_the_extra"]
+
+MCP_PATH = "/mcp"
+
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _host(name: str) -> str:
+    return f"[{name}]" if ":" in name and not name.startswith("[") else name
+
+
+def allowed_hosts(settings: Settings) -> tuple[list[str], list[str]]:
+    """The `Host` values and the `Origin`s `/mcp` accepts: the hub's own names, any port."""
+    server = settings.server
+    names = {_host(server.host)} if server.host not in ("0.0.0.0", "::") else set()
+    if server.host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names.update(_LOOPBACK)
+    public = urlsplit(server.base_url())
+    if public.hostname:
+        names.add(_host(public.hostname))
+    hosts = {f"{name}:*" for name in names} | names
+    hosts.update(settings.mcp.allowed_hosts)
+    origins = {f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")}
+    origins |= {f"{scheme}://{name}" for name in names for scheme in ("http", "https")}
+    origins.update(settings.cors.allow_origins)
+    return sorted(hosts), sorted(origins)
+
+
+class McpDoor:
+    """The `/mcp` ASGI endpoint and what its lifespan runs.
+
+    The MCP server is built, and its SDK imported, on the first request (or the first
+    `server()` call): a hub nobody reaches over MCP does not pay for the SDK at start-up. Its
+    session manager and tool-list announcements then run in the task group `running()` holds
+    for the app's life.
+
+    Args:
+        build: makes the MCP server and its Streamable HTTP app and session manager.
+        gate: the hub's gate.
+        settings: the hub's settings.
+    """
+
+    def __init__(
+        self,
+        build: Callable[
+            [], tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]
+        ],
+        *,
+        gate: Gate,
+        settings: Settings,
+    ) -> None:
+        self._build = build
+        self._gate = gate
+        self._settings = settings
+        self._group: TaskGroup | None = None
+        self._lock = anyio.Lock()
+        self._server: HubMcpServer | None = None
+        self._app: StreamableHTTPASGIApp | None = None
+        self._attach: Callable[[Any, CallScope], None] | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Hold the task group the MCP server runs in (once started) for the app's life."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+                self._group = None
+
+    async def server(self) -> HubMcpServer:
+        """The MCP server, built and started on first use.
+
+        Raises:
+            RuntimeError: the app is not running (`running()` is not entered).
+        """
+        async with self._lock:
+            if self._server is None:
+                if self._group is None:
+                    raise RuntimeError("the MCP door serves only while the app runs")
+                from hub.mcp import attach_scope
+
+                server, app, manager = self._build()
+                await self._group.start(self._serve, server, manager)
+                self._server, self._app, self._attach = server, app, attach_scope
+            return self._server
+
+    @staticmethod
+    async def _serve(
+        server: HubMcpServer,
+        manager: StreamableHTTPSessionManager,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with manager.run(), server.following():
+            task_status.started()
+            await anyio.sleep_forever()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+        client = scope.get("client")
+        try:
+            caller = self._gate.admit(headers, address=str(client[0]) if client else "")
+            server = self._settings.server
+            call_scope = CallScope.from_headers(
+                headers, here=server.base_url(), max_hops=server.max_hops
+            )
+            # A call or a listen stream may stay open long: each counts as an open stream.
+            slot = self._gate.open_stream(caller)
+        except Exception as exc:  # refused as the A2A endpoints refuse, before anything runs
+            error: ProtocolError = as_protocol_error(exc, where="MCP")
+            response = rest_error_response(error)
+            await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
+            return
+        try:
+            if self._app is None:
+                await self.server()
+            assert self._app is not None
+            assert self._attach is not None
+            self._attach(scope, caller.scope(call_scope))
+            await self._app(scope, receive, send)  # type: ignore[arg-type]
+        finally:
+            slot.release()
+
+
+MISSING_EXTRA = (
+    "this hub serves no MCP: the `mcp` extra is not installed "
+    "(pip install 'a2a-hub[mcp]'; `make run` installs it), or set mcp.enabled: false"
+)
+
+
+def mcp_extra_installed() -> bool:
+    return importlib.util.find_spec("mcp") is not None
+
+
+async def refuse_without_the_extra(scope: Scope, receive: Receive, send: Send) -> None:
+    """`/mcp` on a hub with `mcp.enabled` whose environment lacks the SDK: say how to get it."""
+    response = rest_error_response(UnsupportedOperationError(MISSING_EXTRA))
+    await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
+
+
+def build_mcp_door(
+    settings: Settings,
+    *,
+    service: A2AService,
+    toolbox: Toolbox,
+    partners: Partners,
+    skills: Collection[str],
+    gate: Gate,
+) -> McpDoor | None:
+    """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
+    if not settings.mcp.enabled or not mcp_extra_installed():
+        return None
+
+    def build() -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from hub.mcp import Catalog, HubMcpServer
+
+        server = HubMcpServer(
+            ops=service,
+            catalog=Catalog(toolbox, skills),
+            partners=partners,
+            name=settings.card.name,
+            version=settings.card.version,
+        )
+        hosts, origins = allowed_hosts(settings)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+        app, manager = server.http_app(security, max_body=settings.limits.max_body)
+        return server, app, manager
+
+    return McpDoor(build, gate=gate, settings=settings)

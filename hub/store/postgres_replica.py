@@ -1,0 +1,319 @@
+"""What replicas sharing one PostgreSQL database need beyond task records: versioned writes
+with their events, the event log, leases on running tasks, and the notices of changes.
+
+A batch of changes is one statement: rows still at the version their writer read are
+updated (or inserted when new), the events of exactly those rows are appended, and the
+statement returns which tasks it wrote. Two replicas that write one task from the same
+version cannot both win: the second waits on the row lock, then finds the version moved.
+A trigger on the version column notifies every listening replica at commit (the schema's
+`task_changed`). Times come from the database's clock, so replicas need not agree on theirs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hub.store.base import TaskChange, TaskNotice, TaskRecord
+from hub.store.columns import task_record, task_row
+from hub.store.postgres_schema import (
+    NOTICE_CHANNEL,
+    PARTNERS_CHANNEL,
+    PUSH_CHANNEL,
+    RUNNING_TASK,
+)
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = [
+    "ReplicaMethods",
+    "commit_arguments",
+    "commit_changes",
+    "expired_leases",
+    "listen_for_notices",
+    "renew_leases",
+]
+
+log = logging.getLogger("hub.store")
+
+_NOW_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+
+_COMMIT = f"""
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+                         $6::text[], $7::bytea[], $8::bigint[], $9::bigint[])
+        AS i(task_id, context_id, state, status_us, owner, skill, body, expected, version)
+),
+updated AS (
+    UPDATE tasks AS t SET context_id = i.context_id, state = i.state,
+        status_us = i.status_us, owner = i.owner, skill = i.skill, body = i.body,
+        version = i.version, replica = $10, lease_us = {_NOW_US} + $11
+    FROM input AS i WHERE t.task_id = i.task_id AND t.version = i.expected
+    RETURNING t.task_id
+),
+inserted AS (
+    INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, version,
+                       replica, lease_us)
+    SELECT i.task_id, i.context_id, i.state, i.status_us, i.owner, i.skill, i.body,
+           i.version, $10, {_NOW_US} + $11
+    FROM input AS i WHERE i.expected = 0
+    ON CONFLICT (task_id) DO NOTHING
+    RETURNING task_id
+),
+won AS (SELECT task_id FROM updated UNION ALL SELECT task_id FROM inserted),
+logged AS (
+    INSERT INTO task_events (task_id, seq, body)
+    SELECT e.task_id, e.seq, e.body
+    FROM unnest($12::text[], $13::bigint[], $14::bytea[]) AS e(task_id, seq, body)
+    WHERE e.task_id IN (SELECT task_id FROM won)
+)
+SELECT task_id FROM won
+"""
+
+_RENEW = (
+    f"UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE replica = $1 AND {RUNNING_TASK} "
+    "RETURNING task_id"
+)
+_EXPIRED = (
+    f"SELECT body, skill, owner, version FROM tasks WHERE {RUNNING_TASK} "
+    f"AND lease_us < {_NOW_US} ORDER BY lease_us"
+)
+
+RECONNECTED = TaskNotice(task_id="", version=0, replica="")
+"""The notice given after the listening connection was (re)made: anything may have changed."""
+
+
+def commit_arguments(changes: Sequence[TaskChange]) -> list[list[object]]:
+    """The statement's arrays for `changes`, built at once (before any await, so the rows
+    are the tasks as they were when the changes were taken)."""
+    columns: list[list[object]] = [[] for _ in range(9)]
+    events: list[list[object]] = [[], [], []]
+    for change in changes:
+        row = task_row(change.record)
+        for column, value in zip(
+            columns, (*row, change.expected, change.record.version), strict=True
+        ):
+            column.append(value)
+        for offset, body in enumerate(change.events, start=1):
+            events[0].append(row[0])
+            events[1].append(change.expected + offset)
+            events[2].append(body)
+    return [*columns, *events]
+
+
+async def commit_changes(
+    db: asyncpg.Connection, arguments: list[list[object]], *, replica: str, lease: float
+) -> set[str]:
+    """Write the changes `arguments` hold in one statement; the ids of the tasks that were
+    not written."""
+    columns, events = arguments[:9], arguments[9:]
+    rows = await db.fetch(_COMMIT, *columns, replica, round(lease * 1_000_000), *events)
+    written = {row[0] for row in rows}
+    return {str(task_id) for task_id in columns[0]} - written
+
+
+async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> set[str]:
+    rows = await db.fetch(_RENEW, replica, round(lease * 1_000_000))
+    return {str(row[0]) for row in rows}
+
+
+async def expired_leases(db: asyncpg.Connection) -> list[TaskRecord]:
+    rows = await db.fetch(_EXPIRED)
+    return [with_version(task_record(row[0], row[1], row[2]), row[3]) for row in rows]
+
+
+def with_version(record: TaskRecord, version: int) -> TaskRecord:
+    return TaskRecord(task=record.task, skill=record.skill, owner=record.owner, version=version)
+
+
+def parse_notice(payload: str) -> TaskNotice | None:
+    task_id, _, rest = payload.partition(" ")
+    version, _, replica = rest.partition(" ")
+    if not task_id or not version.isdigit():
+        return None
+    return TaskNotice(task_id=task_id, version=int(version), replica=replica)
+
+
+class _Inbox:
+    """What the driver's callbacks (run outside any task) hand to the listening task:
+    payloads, and whether the connection was lost."""
+
+    def __init__(self) -> None:
+        self.payloads: deque[str] = deque()
+        self.lost = False
+        self._arrived = anyio.Event()
+
+    def put(self, _db: object, _pid: int, _channel: str, payload: str) -> None:
+        self.payloads.append(payload)
+        self._arrived.set()
+
+    def cut(self, _db: object) -> None:
+        self.lost = True
+        self._arrived.set()
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait for a payload or the loss, at most `seconds`; False if none came."""
+        with anyio.move_on_after(seconds):
+            await self._arrived.wait()
+        arrived = self._arrived.is_set()
+        self._arrived = anyio.Event()
+        return arrived
+
+
+async def listen(
+    dsn: str,
+    channel: str,
+    heard: Callable[[str], None],
+    *,
+    connected: Callable[[], None],
+    where: str,
+    probe_every: float = 5.0,
+) -> None:
+    """LISTEN on `channel` on a connection of its own until cancelled, calling `heard` with
+    each payload (in this task), and `connected` each time the connection is (re)made; it
+    reconnects when the connection is lost (a server restart, or a network cut a periodic
+    probe finds)."""
+    import asyncpg
+
+    pause = 0.1
+    while True:
+        try:
+            db = await asyncpg.connect(dsn, timeout=10)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("cannot listen for changes on %s (%s); retrying", where, exc)
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        inbox = _Inbox()
+        try:
+            db.add_termination_listener(inbox.cut)
+            await db.add_listener(channel, inbox.put)
+            pause = 0.1
+            connected()
+            while not inbox.lost:
+                if not await inbox.wait(probe_every):  # quiet: is the connection still up?
+                    with anyio.fail_after(probe_every):
+                        await db.execute("SELECT 1")
+                while inbox.payloads:
+                    heard(inbox.payloads.popleft())
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("lost the change listener on %s (%s); reconnecting", where, exc)
+        finally:
+            with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
+                await db.close(timeout=1)
+
+
+async def listen_for_notices(
+    dsn: str, receive: Callable[[TaskNotice], None], *, where: str
+) -> None:
+    """Every task change as a `TaskNotice`, and `RECONNECTED` whenever the listening
+    connection is (re)made."""
+
+    def heard(payload: str) -> None:
+        notice = parse_notice(payload)
+        if notice is not None:
+            receive(notice)
+
+    await listen(dsn, NOTICE_CHANNEL, heard, connected=lambda: receive(RECONNECTED), where=where)
+
+
+class ReplicaMethods:
+    """The `SharedTaskStore` part of `PostgresTaskStore`: what replicas need beyond the
+    `TaskStore` protocol, on the store's pool and connection errors."""
+
+    dsn: str
+    where: str
+    replica: str
+    lease: float
+
+    def _open_pool(self) -> asyncpg.Pool:
+        raise NotImplementedError
+
+    def _connection(
+        self, failure: str, *, transaction: bool = False
+    ) -> AbstractAsyncContextManager[Any]:
+        raise NotImplementedError
+
+    async def commit(self, changes: Sequence[TaskChange]) -> set[str]:
+        """Write the changes still at their expected version, with their events; the ids
+        of the tasks another replica had moved."""
+        if not changes:
+            self._open_pool()
+            return set()
+        arguments = commit_arguments(changes)
+        failure = f"cannot write {len(changes)} task(s) to {self.where}"
+        async with self._connection(failure) as db:
+            return await commit_changes(db, arguments, replica=self.replica, lease=self.lease)
+
+    async def events_after(self, task_id: str, version: int) -> list[tuple[int, bytes]]:
+        """The events of `task_id` numbered above `version`, oldest first."""
+        async with self._connection(f"cannot read the events of task {task_id}") as db:
+            rows = await db.fetch(
+                "SELECT seq, body FROM task_events WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+                task_id,
+                version,
+            )
+        return [(int(row[0]), bytes(row[1])) for row in rows]
+
+    async def renew_leases(self) -> set[str]:
+        """Extend this replica's hold on its running tasks by one lease; their ids."""
+        async with self._connection(f"cannot renew task leases in {self.where}") as db:
+            return await renew_leases(db, replica=self.replica, lease=self.lease)
+
+    async def expired_leases(self) -> list[TaskRecord]:
+        """Running tasks whose holder's lease has expired."""
+        async with self._connection(f"cannot read task leases from {self.where}") as db:
+            return await expired_leases(db)
+
+    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
+        """Every committed change, from a listening connection of its own, until cancelled."""
+        self._open_pool()
+        await listen_for_notices(self.dsn, receive, where=self.where)
+
+    async def put_runtime_partner(self, name: str, body: bytes) -> None:
+        """Insert or replace a partner added at run time."""
+        async with self._connection(f"cannot record partner '{name}' in {self.where}") as db:
+            await db.execute(
+                "INSERT INTO runtime_partners (name, body) VALUES ($1, $2) "
+                "ON CONFLICT (name) DO UPDATE SET body = excluded.body",
+                name,
+                body,
+            )
+
+    async def delete_runtime_partner(self, name: str) -> bool:
+        """Forget a partner added at run time; True if it was stored."""
+        async with self._connection(f"cannot forget partner '{name}' in {self.where}") as db:
+            status = await db.execute("DELETE FROM runtime_partners WHERE name = $1", name)
+        return bool(status != "DELETE 0")
+
+    async def list_runtime_partners(self) -> list[bytes]:
+        """The stored partners added at run time, oldest first."""
+        async with self._connection(f"cannot read the runtime partners of {self.where}") as db:
+            rows = await db.fetch("SELECT body FROM runtime_partners ORDER BY seq")
+        return [bytes(row[0]) for row in rows]
+
+    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
+        """Call `receive` at every change of the runtime partners (and at each connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn,
+            PARTNERS_CHANNEL,
+            lambda _payload: receive(),
+            connected=receive,
+            where=self.where,
+        )
+
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change ("" at each
+        connection)."""
+        self._open_pool()
+        await listen(
+            self.dsn, PUSH_CHANNEL, receive, connected=lambda: receive(""), where=self.where
+        )

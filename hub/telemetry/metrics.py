@@ -1,0 +1,245 @@
+"""`HubMetrics`: the hub's Prometheus metrics, in a registry of its own (two hubs in one
+process never share one), served at `GET /metrics`.
+
+Every name starts with `a2a_hub_`; label values are bounded: A2A method names, bindings,
+versions, skill ids, partner names from agents.yaml, strategies, task states and error type
+names, never task ids or free text. The figures of the running hub that are not counted as
+they happen (live and parked tasks, open streams, breaker states) are read when scraped,
+from the sources `watch()` is given. The full list is in docs/observability.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from hub.telemetry.overview import Overview, RequestWindow
+
+__all__ = ["BREAKER_VALUES", "CONTENT_TYPE", "HubMetrics", "LiveFigures"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+BREAKER_VALUES = {"closed": 0, "half-open": 1, "open": 2}
+"""`a2a_hub_partner_breaker_state`'s values."""
+
+# Latencies from a millisecond (a local skill, a commit) to minutes (a swarm).
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveFigures:
+    """Where the scrape-time figures come from (each a cheap call on the running hub).
+
+    Attributes:
+        tasks: (live tasks, parked among them) held by the task manager now.
+        streams: streams open now.
+        breakers: (partner, breaker state value) for each partner.
+    """
+
+    tasks: Callable[[], tuple[int, int]]
+    streams: Callable[[], int]
+    breakers: Callable[[], Iterable[tuple[str, str]]]
+
+
+class _LiveCollector(Collector):
+    def __init__(self, metrics: HubMetrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        figures = self._metrics.figures
+        if figures is None:
+            return
+        live, parked = figures.tasks()
+        yield GaugeMetricFamily("a2a_hub_live_tasks", "Tasks held in memory (not final)", live)
+        yield GaugeMetricFamily(
+            "a2a_hub_parked_tasks", "Live tasks waiting for input (input- or auth-required)", parked
+        )
+        yield GaugeMetricFamily("a2a_hub_open_streams", "SSE streams open now", figures.streams())
+        breakers = GaugeMetricFamily(
+            "a2a_hub_partner_breaker_state",
+            "Circuit breaker per partner: 0 closed, 1 half-open, 2 open",
+            labels=["partner"],
+        )
+        for partner, state in figures.breakers():
+            breakers.add_metric([partner], BREAKER_VALUES.get(state, 0))
+        yield breakers
+
+
+class HubMetrics:
+    """The counters and histograms instrumented code updates, and the scrape-time gauges.
+
+    Args:
+        clock: wall-clock seconds (the start time and the overview's window).
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.figures: LiveFigures | None = None
+        self.window = RequestWindow(clock=clock)
+        self.started = clock()
+        self._clock = clock
+        self._pairs: dict[tuple[int | str, ...], tuple[Counter, Histogram]] = {}
+        registry = self.registry
+        self.requests = Counter(
+            "a2a_hub_requests",
+            "A2A requests served, by method, binding, protocol version and outcome",
+            ["method", "binding", "version", "outcome"],
+            registry=registry,
+        )
+        self.request_seconds = Histogram(
+            "a2a_hub_request_duration_seconds",
+            "Time to answer an A2A request (a stream: until it closed)",
+            ["method", "binding", "version"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.tasks = Counter(
+            "a2a_hub_tasks",
+            "Tasks whose skill run ended, by skill and the state it left the task in",
+            ["skill", "state"],
+            registry=registry,
+        )
+        self.task_seconds = Histogram(
+            "a2a_hub_task_duration_seconds",
+            "Time from a skill run's start to its end, by skill",
+            ["skill"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.partner_calls = Counter(
+            "a2a_hub_partner_calls",
+            "Calls to partner agents, by partner, A2A method and outcome",
+            ["partner", "method", "outcome"],
+            registry=registry,
+        )
+        self.partner_seconds = Histogram(
+            "a2a_hub_partner_call_duration_seconds",
+            "Time a partner call took (a stream: until it ended)",
+            ["partner", "method"],
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.swarm_runs = Counter(
+            "a2a_hub_swarm_runs",
+            "Swarms run, by strategy and outcome (ok: at least one branch answered)",
+            ["strategy", "outcome"],
+            registry=registry,
+        )
+        self.swarm_branches = Counter(
+            "a2a_hub_swarm_branches",
+            "Swarm branches, by strategy and how they ended",
+            ["strategy", "outcome"],
+            registry=registry,
+        )
+        self.push_deliveries = Counter(
+            "a2a_hub_push_deliveries",
+            "Push notification deliveries, by outcome (delivered or undelivered)",
+            ["outcome"],
+            registry=registry,
+        )
+        self.store_commit_seconds = Histogram(
+            "a2a_hub_store_commit_duration_seconds",
+            "Time to write one batch of task changes to the store",
+            buckets=_BUCKETS,
+            registry=registry,
+        )
+        self.rate_limited = Counter(
+            "a2a_hub_rate_limited_requests",
+            "Requests refused for a caller over its rate limit (HTTP 429)",
+            registry=registry,
+        )
+        start = GaugeMetricFamily("a2a_hub_start_time_seconds", "When the hub started (Unix)")
+        start.add_metric([], self.started)
+        registry.register(_Constant(start))
+        registry.register(_LiveCollector(self))
+        ProcessCollector(registry=registry)
+
+    def watch(self, figures: LiveFigures) -> None:
+        """Read the scrape-time figures from `figures` from now on."""
+        self.figures = figures
+
+    def request(
+        self, method: str, *, binding: str, version: str, outcome: str, seconds: float
+    ) -> None:
+        """Count one A2A request (`outcome`: `ok` or the error's type name)."""
+        labels = (method, binding, version, outcome)
+        self._count(self.requests, self.request_seconds, labels, timed=3, seconds=seconds)
+        self.window.add(error=outcome != "ok")
+
+    def partner_call(self, partner: str, method: str, *, outcome: str, seconds: float) -> None:
+        """Count one call to a partner."""
+        labels = (partner, method, outcome)
+        self._count(self.partner_calls, self.partner_seconds, labels, timed=2, seconds=seconds)
+
+    def task(self, skill: str, *, state: str, seconds: float) -> None:
+        """Count one skill run that ended, with the state it left its task in."""
+        self._count(self.tasks, self.task_seconds, (skill, state), timed=1, seconds=seconds)
+
+    def _count(
+        self,
+        counter: Counter,
+        timing: Histogram,
+        labels: tuple[str, ...],
+        *,
+        timed: int,
+        seconds: float,
+    ) -> None:
+        """Add one to `counter` labelled with `labels`, and `seconds` to `timing` labelled
+        with the first `timed` of them. The labelled pair is kept for the next time:
+        `labels()` costs more than the update itself, and the label sets are few."""
+        key: tuple[int | str, ...] = (id(counter), *labels)
+        pair = self._pairs.get(key)
+        if pair is None:
+            pair = self._pairs[key] = (counter.labels(*labels), timing.labels(*labels[:timed]))
+        pair[0].inc()
+        pair[1].observe(seconds)
+
+    def swarm(self, strategy: str, *, ok: bool, branches: Iterable[str]) -> None:
+        """Count one swarm run and how each of its branches ended."""
+        self.swarm_runs.labels(strategy, "ok" if ok else "failed").inc()
+        for state in branches:
+            self.swarm_branches.labels(strategy, state).inc()
+
+    def requests_per_second(self) -> float:
+        """Requests per second over the last minute (the console's overview reads it)."""
+        return self.window.rates()[0]
+
+    def error_rate(self) -> float:
+        """Share of the last minute's requests that failed, 0 to 1."""
+        return self.window.rates()[1]
+
+    def overview(self) -> Overview:
+        """The few figures a dashboard's front page shows (see `Overview`)."""
+        live, _ = self.figures.tasks() if self.figures else (0, 0)
+        streams = self.figures.streams() if self.figures else 0
+        per_second, error_rate = self.window.rates()
+        return Overview(
+            requests_per_second=per_second,
+            error_rate=error_rate,
+            live_tasks=live,
+            open_streams=streams,
+            uptime=max(0.0, self._clock() - self.started),
+        )
+
+    def exposition(self) -> bytes:
+        """The metrics in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+
+class _Constant(Collector):
+    def __init__(self, metric: Metric) -> None:
+        self._metric = metric
+
+    def collect(self) -> Iterator[Metric]:
+        yield self._metric

@@ -1,0 +1,164 @@
+"""Hubs for the console tests: local skills that stream, ask and wait, partners that answer
+after a delay, one that is down and one whose card is hostile, tasks in memory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from litestar import Litestar
+
+from hub.client import BreakerConfig
+from hub.config import AuthSettings, ServerSettings, Settings, StoreSettings
+from hub.protocol import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from hub.registry import AgentEntry, Registry
+from hub.server import create_app
+from hub.skills import LocalSkill, SkillContext, skill
+from hub.skills.delegate import delegate
+from hub.skills.echo import echo
+from hub.skills.swarm import swarm
+from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
+from hub.tools import Partners
+from tests.client.scripted import ScriptedAgent, respond
+from tests.swarm.partners import scripted
+
+HOSTILE = (
+    '<script>window.__pwned = 1; console.log("pwned")</script>'
+    "<img src=x onerror=\"console.log('pwned')\">"
+)
+"""What a hostile partner puts in every string of its card."""
+
+
+@dataclass
+class Gates:
+    """Events the test opens to let the `slow` skill go on, so a page is watching first."""
+
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+
+def local_skills(gates: Gates) -> dict[str, LocalSkill]:
+    @skill(id="slow", description="reports progress, then answers once the test lets it")
+    async def slow(ctx: SkillContext) -> str:
+        await ctx.progress("step 1 of 2")
+        await gates.release.wait()
+        await ctx.progress("step 2 of 2")
+        return f"done: {ctx.text}"
+
+    @skill(id="ask", description="asks the caller's name, then greets it")
+    async def ask(ctx: SkillContext) -> str:
+        answer = await ctx.ask("What is your name?")
+        return f"hello {answer.text()}"
+
+    return {"echo": echo, "slow": slow, "ask": ask, "swarm": swarm, "delegate": delegate}
+
+
+def inline_partner(
+    name: str, *, url: str = "http://127.0.0.1:9/", tags: tuple[str, ...] = ()
+) -> AgentEntry:
+    """A partner with an inline card (nothing is fetched) at `url`, whose one skill is
+    `name`."""
+    card = AgentCard(
+        name=name.title(),
+        description=f"the {name} partner",
+        version="1.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id=name, name=name, description=f"does {name}", tags=list(tags))],
+    )
+    return AgentEntry(name=name, card=card, tags=tags)
+
+
+def hostile_card(url: str) -> dict[str, Any]:
+    """A card with the hostile payload in every string field a page could show."""
+    return {
+        "name": f"Evil {HOSTILE}",
+        "description": f"desc {HOSTILE}",
+        "version": f"v{HOSTILE}",
+        "provider": {"organization": f"org {HOSTILE}", "url": f"https://example.com/{HOSTILE}"},
+        "documentationUrl": f"javascript:alert(1)//{HOSTILE}",
+        "iconUrl": f"javascript:alert(1)//{HOSTILE}",
+        "supportedInterfaces": [
+            {"url": f"{url}/{HOSTILE}", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [
+            {
+                "id": f"s{HOSTILE}",
+                "name": f"skill {HOSTILE}",
+                "description": f"does {HOSTILE}",
+                "tags": [f"tag {HOSTILE}"],
+                "examples": [f"example {HOSTILE}"],
+            }
+        ],
+    }
+
+
+def hostile_partner(url: str) -> ScriptedAgent:
+    """A partner that serves only its hostile card."""
+    partner = ScriptedAgent()
+    partner.routes["GET /.well-known/agent-card.json"] = respond(
+        200, json.dumps(hostile_card(url)).encode()
+    )
+    return partner
+
+
+@dataclass
+class ConsoleHub:
+    url: str
+    gates: Gates
+
+
+@asynccontextmanager
+async def console_hub(
+    partners: dict[str, float | None],
+    *,
+    down_port: int | None = None,
+    hostile: bool = False,
+    auth: AuthSettings | None = None,
+) -> AsyncIterator[ConsoleHub]:
+    """A hub whose partners answer after the given delays (None: fail), plus a down partner
+    and a hostile one when asked; breakers open after one failure."""
+    gates = Gates()
+    async with AsyncExitStack() as stack:
+        entries = []
+        for name, delay in partners.items():
+            answer = None if delay is None else f"answer from {name}"
+            url = await stack.enter_async_context(
+                serve_on_loopback(scripted(answer, delay=delay or 0.0))
+            )
+            entries.append(AgentEntry(name=name, url=url))
+        if down_port is not None:
+            # Its card is known, but nothing answers at its address.
+            entries.append(inline_partner("down", url=f"http://127.0.0.1:{down_port}/"))
+        if hostile:
+            url = await stack.enter_async_context(serve_on_loopback(hostile_partner))
+            entries.append(AgentEntry(name="hostile", url=url))
+        registry = Registry(entries)
+
+        def build(url: str) -> Litestar:
+            settings = Settings(
+                server=ServerSettings(public_url=url),
+                store=StoreSettings(kind="memory"),
+                default_skill="echo",
+                auth=auth or AuthSettings(),
+            )
+            return create_app(
+                settings,
+                store=MemoryTaskStore(),
+                skills=local_skills(gates),
+                partners=Partners(registry, breaker=BreakerConfig(failure_threshold=1)),
+            )
+
+        url = await stack.enter_async_context(serve_on_loopback(build))
+        yield ConsoleHub(url=url, gates=gates)

@@ -1,0 +1,186 @@
+"""Replicas that lose one of their own, or their database: a replica killed with SIGKILL
+under load has its running tasks taken over once its lease expires, and a PostgreSQL
+restart under running replicas costs the requests made meanwhile a clear 503, not a hang."""
+
+from __future__ import annotations
+
+import itertools
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED
+from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
+
+from . import rpc
+from .partnerproc import PartnerSpec, agents_for, hub_processes, partner_processes
+from .replica_skills import MARKS_ENV
+from .test_replicas import Subscriber, Webhook, replica_config, states, watch_with_push
+
+SLOW = PartnerSpec(name="slow", behaviour="slow", delay=60)
+NO_AUTH: dict[str, str] = {}
+
+
+class Load:
+    """Echo messages sent round-robin to every replica from a thread, until stopped; the
+    tasks the replicas acknowledged, by id."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.acknowledged: dict[str, str] = {}
+        self._urls = urls
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._send, daemon=True)
+
+    def __enter__(self) -> Load:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(30)
+
+    def _send(self) -> None:
+        for url in itertools.cycle(self._urls):
+            if self._stop.is_set():
+                return
+            try:
+                task = rpc.send(url, "load")
+            except (httpx.TransportError, AssertionError):
+                continue  # the killed replica: nothing was acknowledged
+            self.acknowledged[task["id"]] = url
+
+
+def _children_reconciled(url: str, task_id: str) -> dict[str, Any] | None:
+    task = rpc.get_task(url, task_id)
+    return task if "a2a-hub/children" in (task.get("metadata") or {}) else None
+
+
+def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
+    postgres_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    with (
+        Webhook() as webhook,
+        partner_processes([SLOW]) as partners,
+        pytest.MonkeyPatch.context() as patch,
+        fresh_database_for_processes(postgres_cluster) as dsn,
+    ):
+        patch.setenv(MARKS_ENV, str(tmp_path))
+        from .partnerproc import write_agents
+
+        agents = write_agents(tmp_path / "agents.yaml", agents_for(partners, [SLOW]))
+        configs = [
+            replica_config(tmp_path / f"hub{n}.yaml", dsn, auth=False, agents=agents)
+            for n in range(3)
+        ]
+        with hub_processes(configs) as (victim, second, third):
+            with Load([victim.url, second.url, third.url]) as load:
+                running = [
+                    rpc.send(victim.url, "go", {"skill": "until_canceled"}, return_immediately=True)
+                    for _ in range(2)
+                ]
+                delegated = rpc.send(
+                    victim.url,
+                    "delegate then lose the replica",
+                    {"skill": "delegate", "agent": "slow"},
+                    return_immediately=True,
+                )
+                parked = rpc.send(victim.url, "hi", {"skill": "interview"})
+                watch_with_push(second.url, running[0]["id"], webhook, NO_AUTH)
+                followers = [
+                    Subscriber(second.url, running[0]["id"], headers=NO_AUTH).start(),
+                    Subscriber(third.url, running[1]["id"], headers=NO_AUTH).start(),
+                    Subscriber(second.url, delegated["id"], headers=NO_AUTH).start(),
+                ]
+                [child] = rpc.wait_for(
+                    lambda: (
+                        [
+                            task
+                            for task in rpc.list_tasks(partners["slow"].url)
+                            if rpc.state(task) == "TASK_STATE_WORKING"
+                        ]
+                        or None
+                    ),
+                    what="the partner to work on the delegated message",
+                )
+                victim.process.send_signal(signal.SIGKILL)
+                victim.process.wait(timeout=10)
+                ended = [follower.ended() for follower in followers]
+
+            for events in ended:
+                assert states(events)[-1] == "TASK_STATE_FAILED"
+                last = [e for e in events if "statusUpdate" in e][-1]["statusUpdate"]
+                assert rpc.status_text(last) == INTERRUPTED_REPLICA_STOPPED
+            assert load.acknowledged
+            # Made on a survivor for a task of the lost replica: the takeover reports it.
+            assert webhook.wait_for_state(running[0]["id"], "TASK_STATE_FAILED")[-1] == (
+                "TASK_STATE_FAILED"
+            )
+            for task_id, _ in load.acknowledged.items():
+                assert rpc.state(rpc.settled(third.url, task_id)) == "TASK_STATE_COMPLETED"
+            working = rpc.call(second.url, "ListTasks", {"status": "TASK_STATE_WORKING"})
+            assert working["tasks"] == []
+
+            parent = rpc.wait_for(
+                lambda: _children_reconciled(third.url, delegated["id"]),
+                what="the delegating task's partner child to be reconciled",
+            )
+            assert parent["metadata"]["a2a-hub/children"][0]["taskId"] == child["id"]
+            assert parent["metadata"]["a2a-hub/children"][0]["state"] == "TASK_STATE_CANCELED"
+            on_partner = rpc.get_task(partners["slow"].url, child["id"])
+            assert rpc.state(on_partner) == "TASK_STATE_CANCELED"
+
+            answer = rpc.message("Ada") | {"taskId": parked["id"]}
+            done = rpc.call(third.url, "SendMessage", {"message": answer})["task"]
+            assert rpc.state(done) == "TASK_STATE_COMPLETED"
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[PostgresCluster]:
+    """A cluster of this test's own, since the test stops and starts it."""
+    with running_cluster() as cluster:
+        yield cluster
+
+
+def test_replicas_answer_503_while_postgres_restarts_and_reconnect_after(
+    own_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    with fresh_database_for_processes(own_cluster) as dsn:
+        configs = [replica_config(tmp_path / f"hub{n}.yaml", dsn, auth=False) for n in range(2)]
+        with hub_processes(configs) as replicas:
+            for replica in replicas:
+                assert rpc.state(rpc.send(replica.url, "before")) == "TASK_STATE_COMPLETED"
+
+            own_cluster.stop()
+            try:
+                for replica in replicas:
+                    for method, params in (
+                        ("SendMessage", {"message": rpc.message("during")}),
+                        ("ListTasks", {}),
+                    ):
+                        reply = rpc.post(replica.url, method, params)
+                        assert reply.status_code == 200
+                        error = reply.json()["error"]
+                        assert error["code"] == -32603
+                        assert error["data"][0]["reason"] == "STORE_UNAVAILABLE"
+                    listed = httpx.get(f"{replica.url}/tasks", headers=rpc.VERSION, timeout=30)
+                    assert listed.status_code == 503
+                    assert listed.headers["Retry-After"] == "1"
+                    assert listed.json()["error"]["status"] == "UNAVAILABLE"
+            finally:
+                own_cluster.start()
+
+            for replica in replicas:
+                rpc.wait_for(
+                    lambda url=replica.url: (
+                        "result" in rpc.post(url, "ListTasks", {}).json() or None
+                    ),
+                    what="the replica to reach the database again",
+                )
+            task = rpc.send(replicas[0].url, "go", {"skill": "ticker"}, return_immediately=True)
+            events = Subscriber(replicas[1].url, task["id"], headers=NO_AUTH).start().ended()
+            assert states(events)[-1] == "TASK_STATE_COMPLETED"
