@@ -4,17 +4,22 @@ What a skill author writes by hand is exported here (`from hub import skill, Ski
 the protocol types a skill returns or reads, the errors it raises or catches), and the hub
 for scripts and for embedding (`from hub import Hub`: `Hub(...).asgi_app()`,
 `await Hub(...).serve()`); the app factory is also `hub.create_app`.
+
+Each name is imported when it is first used (`hub.lazy`), so that `a2a-hub --help` and the
+client commands do not load the server.
 """
 
-from hub.config import Settings, load_settings
-from hub.errors import ClientError, ConfigError, HubError, ProtocolError, SkillError
-from hub.protocol import Artifact, Message, Part, TaskState
-from hub.runtime import Hub
-from hub.server import create_app
-from hub.skills import Skill, SkillContext, skill
-from hub.swarm import Strategy, SwarmResult
-from hub.tools import Tool, ToolResult
-from hub.tools.result import StateName
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hub.config import Settings, load_settings
+    from hub.errors import ClientError, ConfigError, HubError, ProtocolError, SkillError
+    from hub.protocol import Artifact, Message, Part, StateName, TaskState
+    from hub.runtime import Hub
+    from hub.server import create_app
+    from hub.skills import Skill, SkillContext, skill
+    from hub.swarm import Strategy, SwarmResult
+    from hub.tools import Tool, ToolResult
 
 __all__ = [
     "Artifact",
@@ -39,3 +44,21 @@ __all__ = [
     "load_settings",
     "skill",
 ]
+
+if not TYPE_CHECKING:
+    from hub.lazy import lazy_exports
+
+    # Hidden from type checkers: a module `__getattr__` would make every name resolve.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "hub.config": ["Settings", "load_settings"],
+            "hub.errors": ["ClientError", "ConfigError", "HubError", "ProtocolError", "SkillError"],
+            "hub.protocol": ["Artifact", "Message", "Part", "StateName", "TaskState"],
+            "hub.runtime": ["Hub"],
+            "hub.server": ["create_app"],
+            "hub.skills": ["Skill", "SkillContext", "skill"],
+            "hub.swarm": ["Strategy", "SwarmResult"],
+            "hub.tools": ["Tool", "ToolResult"],
+        },
+    )

@@ -38,36 +38,18 @@ from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
 
-from hub.config import Settings, load_settings, locate, settle_default_skill
+from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
-from hub.registry import Registry, load_registry
+from hub.registry import Registry, registry_for
 from hub.server import create_app
 from hub.server.connections import ServerConfig
-from hub.skills import LocalSkill, load_skills
+from hub.skills import LocalSkill, configured_skills
 from hub.skills.tools import with_tools
 from hub.store import MemoryTaskStore, TaskStore, build_store
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
 
-__all__ = ["DEFAULT_AGENTS", "Hub", "configured_skills", "listen", "registry_for"]
-
-DEFAULT_AGENTS = "agents.yaml"
-
-
-def registry_for(
-    settings: Settings, agents: str | Path | None = None, *, env: Mapping[str, str] | None = None
-) -> Registry:
-    """The registry of `agents` (a path), or of the file the settings name.
-
-    A missing `agents.yaml` at its default place is an empty registry; a file named on
-    purpose that is missing is an error.
-
-    Raises:
-        ConfigError: the file is wrong (the message names file, line and key).
-    """
-    path = Path(agents) if agents is not None else Path(settings.agents)
-    default = agents is None and settings.agents == DEFAULT_AGENTS
-    return load_registry(path, env=env, missing_ok=default)
+__all__ = ["Hub", "listen"]
 
 
 def listen(settings: Settings) -> tuple[socket.socket, Settings]:
@@ -95,29 +77,6 @@ def listen(settings: Settings) -> tuple[socket.socket, Settings]:
         update={"server": settings.server.model_copy(update={"port": port})}
     )
     return sock, bound
-
-
-def configured_skills(settings: Settings) -> dict[str, LocalSkill]:
-    """The skills the settings' `skills:` names, by id; a skill that cannot be loaded (an
-    unknown built-in, a module that fails to import, a missing program) is reported at its
-    entry's file and line.
-
-    Raises:
-        ConfigError: an entry cannot be loaded, or two entries have one id.
-    """
-    skills: dict[str, LocalSkill] = {}
-    for index, ref in enumerate(settings.skills):
-        try:
-            [(skill_id, found)] = load_skills([ref]).items()
-        except ConfigError as exc:
-            raise ConfigError(f"{locate(settings, 'skills', index)}: {exc}") from None
-        if skill_id in skills:
-            raise ConfigError(
-                f"{locate(settings, 'skills', index)}: two skills have the id '{skill_id}'; "
-                "skill ids must be unique"
-            )
-        skills[skill_id] = found
-    return skills
 
 
 def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str, LocalSkill]:

@@ -25,6 +25,7 @@ PACKAGES = [
     "hub.client",
     "hub.registry",
     "hub.tools",
+    "hub.swarm",
     "hub.runtime",
     "hub.protocol.trace",
     "hub.config",
@@ -101,6 +102,7 @@ FINAL = {TaskState.COMPLETED, TaskState.FAILED}
 
 MISTAKES = """\
 from hub import SkillContext, ToolResult, skill
+from hub import Stratgy
 
 
 @skill(id="typo", description="Typos the type checker catches.")
@@ -137,15 +139,17 @@ def test_a_users_skill_module_passes_mypy_strict_outside_the_repository(
     assert done.stdout.startswith("Success: no issues found in 1 source file")
 
 
-def test_mypy_catches_a_misspelled_strategy_and_state_in_a_users_module(
+def test_mypy_catches_a_misspelled_name_strategy_and_state_in_a_users_module(
     tmp_path: Path,
 ) -> None:
     done = _mypy_strict(tmp_path, "mistakes", MISTAKES)
     assert done.returncode == 1, done.stdout + done.stderr
     errors = [line for line in done.stdout.splitlines() if ": error: " in line]
-    assert len(errors) == 2, done.stdout
-    assert errors[0].startswith('mistakes.py:6: error: Argument "strategy"')
-    assert errors[1].startswith("mistakes.py:8: error: Non-overlapping equality check")
+    assert len(errors) == 3, done.stdout
+    # The names are exported lazily, yet a misspelled one is still an error.
+    assert errors[0].startswith('mistakes.py:2: error: Module "hub" has no attribute "Stratgy"')
+    assert errors[1].startswith('mistakes.py:7: error: Argument "strategy"')
+    assert errors[2].startswith("mistakes.py:9: error: Non-overlapping equality check")
 
 
 def test_the_package_is_marked_typed() -> None:

@@ -8,28 +8,21 @@ failed, the settings are wrong, Ctrl-C was pressed or the output was closed earl
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
+import inspect
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import anyio
-
-from hub.cli.agents import agents, call, route, swarm
-from hub.cli.direct import send, tasks
 from hub.cli.outcome import (
     CLOSED_PIPE,
     FAILED,
     INTERRUPTED,
-    OK,
     USAGE,
     Running,
     UsageError,
 )
 from hub.cli.parser import build_parser
-from hub.cli.serve import serve
-from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import (
     AgentUnreachableError,
     ClientError,
@@ -39,8 +32,6 @@ from hub.errors import (
     RemoteRpcError,
     UnauthenticatedError,
 )
-from hub.runtime import configured_skills
-from hub.server.card import CardDocument, build_card
 
 __all__ = ["main"]
 
@@ -49,89 +40,18 @@ DEBUG_ENV = "A2A_HUB_DEBUG"
 _CREDENTIAL_HINT = "; pass --api-key (or set A2A_HUB_API_KEY) or --token (or set A2A_HUB_TOKEN)"
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, Any] = {}
-    if getattr(args, "host", None):
-        overrides["server.host"] = args.host
-    if getattr(args, "port", None) is not None:
-        overrides["server.port"] = args.port
-    if getattr(args, "store", None):
-        if args.store == "memory":
-            overrides["store.kind"] = "memory"
-        else:
-            overrides["store.kind"] = "sqlite"
-            overrides["store.path"] = args.store
-    if getattr(args, "agents", None):
-        overrides["agents"] = args.agents
-    if getattr(args, "log_level", None):
-        overrides["server.log_level"] = args.log_level
-    return load_settings(args.config, overrides=overrides)
-
-
-def _print_card(settings: Settings) -> int:
-    skills = configured_skills(settings)
-    settings = settle_default_skill(settings, list(skills))
-    card = build_card(settings, [skill.card for skill in skills.values()])
-    print(json.dumps(json.loads(CardDocument.render(card).hybrid.body), indent=2))
-    return OK
-
-
-def _print_skills(settings: Settings, *, as_json: bool) -> int:
-    skills = configured_skills(settings)
-    settings = settle_default_skill(settings, list(skills))
-    loaded = skills.values()
-    if as_json:
-        listed = [
-            {
-                "id": skill.skill_id,
-                "name": skill.card.name,
-                "description": skill.card.description,
-                "tags": list(skill.card.tags),
-                "default": skill.skill_id == settings.default_skill,
-            }
-            for skill in loaded
-        ]
-        print(json.dumps(listed, indent=2))
-        return OK
-    for skill in loaded:
-        tags = ", ".join(skill.card.tags) or "-"
-        default = "  (default)" if skill.skill_id == settings.default_skill else ""
-        print(f"{skill.skill_id}{default}\n  {skill.card.description}\n  tags: {tags}")
-    return OK
-
-
 def _run(args: argparse.Namespace, running: Running) -> int:
-    settings = _settings(args) if args.command != "send" else Settings()
-    if args.command == "serve":
-        serve(settings, explicit=args.config is not None or "HUB_CONFIG" in os.environ)
-        return OK
-    if args.command == "db":
-        from hub.cli.db import db
+    """Import the command's module only now (see `build_parser`): `--help` and the client
+    commands do not load the server, and the server does not load the client commands."""
+    module, _, name = args.run.partition(":")
+    command = getattr(importlib.import_module(module), name)
+    if inspect.iscoroutinefunction(command):
+        import anyio
 
-        return anyio.run(db, args, settings)
-    if args.command == "mcp":
-        from hub.cli.mcp import serve_mcp
-
-        return serve_mcp(settings)
-    if args.command == "card":
-        return _print_card(settings)
-    if args.command == "skills":
-        return _print_skills(settings, as_json=args.json)
-    if args.command == "send":
-        return anyio.run(send, args, running)
-    if args.command == "tasks":
-        return anyio.run(tasks, args, settings, running)
-    if args.command == "agents":
-        return anyio.run(agents, args, settings, running)
-    if args.command == "status":
-        from hub.cli.status import status
-
-        return anyio.run(status, args, settings, running)
-    if args.command == "route":
-        return anyio.run(route, args, settings)
-    if args.command == "swarm":
-        return anyio.run(swarm, args, settings, running)
-    return anyio.run(call, args, settings, running)
+        status: int = anyio.run(command, args, running)
+        return status
+    status = command(args, running)
+    return status
 
 
 def _leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -161,6 +81,11 @@ def explain(exc: HubError, running: Running) -> str:
     if running.agent and _unreachable(exc):
         # The message names the partner; its URL is in agents.yaml, where a fix would go.
         return f"{exc}; check that it is running and that its url in agents.yaml is right"
+    if running.url and _unreachable(exc) and running.url_from_settings:
+        return (
+            f"cannot reach {running.url}, the hub these settings describe (server.public_url, "
+            "or server.host and server.port); check that it is running, or pass --url"
+        )
     if running.url and _unreachable(exc):
         return (
             f"cannot reach {running.url}; check that the agent is running and that the URL is right"
@@ -185,10 +110,12 @@ def _closed_pipe() -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `a2a-hub` command."""
-    parser, commands = build_parser()
-    args = parser.parse_args(argv)
-    running = Running(what=f"`a2a-hub {args.command}`")
+    running = Running(what="`a2a-hub`")
     try:
+        # Inside the try: Ctrl-C while the command line is read is one line too.
+        parser, commands = build_parser()
+        args = parser.parse_args(argv)
+        running.what = f"`a2a-hub {args.command}`"
         status = _run_unwrapped(args, running)
         sys.stdout.flush()
     except KeyboardInterrupt:

@@ -14,12 +14,12 @@ import anyio
 
 from hub.cli.compose import json_option
 from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
-from hub.cli.render import answer_hint, camel_keys
+from hub.cli.render import answer_hint, camel_keys, state_label
+from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
-from hub.config import Settings
 from hub.protocol import AgentCard
-from hub.registry import AgentEntry, Registry
-from hub.runtime import configured_skills, registry_for
+from hub.registry import AgentEntry, Registry, registry_for
+from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
 from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
@@ -27,7 +27,12 @@ from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 __all__ = ["agents", "call", "route", "swarm"]
 
 
-async def agents(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+def _registry(args: argparse.Namespace) -> Registry:
+    """The partners: of --agents, or of the file the settings name."""
+    return registry_for(command_settings(args), args.agents)
+
+
+async def agents(args: argparse.Namespace, running: Running) -> int:
     """Run one `agents` action; returns the exit status."""
     if args.hub is not None:
         if args.action != "check":
@@ -35,7 +40,7 @@ async def agents(args: argparse.Namespace, settings: Settings, running: Running)
         from hub.cli.status import check_running_hub
 
         return await check_running_hub(args, running)
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     if args.action == "list":
         _list(registry, as_json=args.json)
         return 0
@@ -57,10 +62,10 @@ async def agents(args: argparse.Namespace, settings: Settings, running: Running)
         return 0
 
 
-async def call(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def call(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub call NAME TEXT`: send TEXT to partner NAME and print the outcome; returns the
     exit status."""
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     arguments: dict[str, Any] = {"message": args.text}
     for key in ("skill", "context_id", "task_id"):
         if getattr(args, key):
@@ -98,9 +103,10 @@ async def _check_skill(partners: Partners, name: str, skill: str) -> None:
         )
 
 
-async def route(args: argparse.Namespace, settings: Settings) -> int:
+async def route(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub route TEXT`: the ranked candidates for a request and why (nothing is sent but
     card reads)."""
+    settings = command_settings(args)
     registry = registry_for(settings, args.agents)
     skills = {sid: local.card for sid, local in configured_skills(settings).items()}
     request = RouteRequest(
@@ -121,10 +127,10 @@ async def route(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def swarm(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def swarm(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
-    registry = registry_for(settings, args.agents)
+    registry = _registry(args)
     items = None
     if args.items is not None:
         items = json_option("--items", args.items)
@@ -135,7 +141,8 @@ async def swarm(args: argparse.Namespace, settings: Settings, running: Running) 
     async def show(branch: Branch) -> None:
         if not args.json:
             outcome = branch.answer if branch.ok else branch.error
-            print(f"[{branch.agent}] {branch.state}" + (f": {outcome}" if outcome else ""))
+            label = state_label(branch.state)
+            print(f"[{branch.agent}] {label}" + (f": {outcome}" if outcome else ""))
 
     async with Partners(registry) as partners:
         chosen = await choose_partners(
@@ -295,7 +302,7 @@ def _health_json(health: PartnerHealth) -> dict[str, Any]:
 
 
 def _result(result: ToolResult) -> str:
-    lines = [f"{result.agent}: {result.state}"]
+    lines = [f"{result.agent}: {state_label(result.state)}"]
     if result.task_id:
         lines[0] += f"  (task {result.task_id}, context {result.context_id})"
     for artifact in result.artifacts:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 
-from hub.cli.outcome import FAILED, OK
-from hub.config import Settings
+from hub.cli.outcome import FAILED, OK, Running
+from hub.cli.settings import command_settings
 
 __all__ = ["db"]
 
 
-async def db(args: argparse.Namespace, settings: Settings) -> int:
+async def db(args: argparse.Namespace, running: Running) -> int:
     """Run `a2a-hub db ACTION` on the store the settings name; the exit status.
 
     `check` prints where the schema stands and exits 1 unless it is the current one;
@@ -22,7 +22,7 @@ async def db(args: argparse.Namespace, settings: Settings) -> int:
     """
     from hub.store.schema import migrate_schema, read_schema
 
-    store = settings.store
+    store = command_settings(args).store
     if args.action == "check":
         state = await read_schema(store.kind, path=store.path, dsn=store.dsn)
         print(state.describe())

@@ -8,13 +8,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
+import httpx
 
 from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
 from hub.cli.render import answer_hint, describe, task_row
+from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
-from hub.config import Settings
 from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
 from hub.protocol import (
     AgentCapabilities,
@@ -25,10 +26,10 @@ from hub.protocol import (
     StreamResponse,
     Task,
     TaskState,
+    state_name,
 )
-from hub.tools.result import state_name
 
-__all__ = ["credentials", "send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
@@ -55,6 +56,12 @@ def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, s
     return headers
 
 
+def cli_http_client() -> httpx.AsyncClient:
+    """The HTTP client of a command that talks to an agent by URL: on httpx's own transport,
+    as a command that sends a request or two need not load aiohttp."""
+    return build_http_client(transport=httpx.AsyncHTTPTransport())
+
+
 @asynccontextmanager
 async def _client(
     url: str, timeouts: Timeouts, args: argparse.Namespace
@@ -65,7 +72,7 @@ async def _client(
     When there is no card and the URL does not answer as an endpoint either, the error says
     that no card was found where one was looked for: that is what the user has to fix.
     """
-    async with build_http_client() as http:
+    async with cli_http_client() as http:
         missing: str | None = None
         try:
             card = await CardCache(http).get(card_url(url))
@@ -158,10 +165,12 @@ async def _until_waiting(events: AsyncIterator[StreamResponse]) -> AsyncIterator
         first = False
 
 
-async def tasks(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
-    url = args.url or settings.server.base_url()
-    running.url = url
+    if args.action != "list" and not args.task_id:
+        raise UsageError(f"tasks {args.action} needs a TASK_ID")
+    url = args.url or command_settings(args).server.base_url()
+    running.url, running.url_from_settings = url, args.url is None
     answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:
         if args.action == "list":
@@ -181,8 +190,6 @@ async def tasks(args: argparse.Namespace, settings: Settings, running: Running) 
             if page.next_page_token:
                 print(f"next page: --page-token {page.next_page_token}")
             return OK
-        if not args.task_id:
-            raise UsageError(f"tasks {args.action} needs a TASK_ID")
         if args.action == "subscribe":
             running.task_id = args.task_id
             async with client.subscribe(args.task_id) as events:

@@ -8,14 +8,16 @@ stdout carries nothing but the protocol.
 
 from __future__ import annotations
 
+import argparse
 import logging
 
-from hub.config import Settings
+from hub.cli.outcome import Running
+from hub.cli.settings import command_settings
 
 __all__ = ["serve_mcp"]
 
 
-def serve_mcp(settings: Settings) -> int:
+def serve_mcp(args: argparse.Namespace, running: Running) -> int:
     """Serve MCP on stdio until the client closes it; the exit status.
 
     Raises:
@@ -28,6 +30,7 @@ def serve_mcp(settings: Settings) -> int:
     from hub.runtime import Hub
     from hub.server.state import HubState
 
+    settings = command_settings(args)
     logging.basicConfig(
         level=settings.server.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -14,8 +14,10 @@ command tells the user.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hub.protocol import TaskState
+if TYPE_CHECKING:  # the protocol's models are loaded by the commands that read a task
+    from hub.protocol import TaskState
 
 __all__ = [
     "CLOSED_PIPE",
@@ -36,17 +38,16 @@ NEEDS_INPUT = 3
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 CLOSED_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
 
-_FAILED_STATES = {TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
-_WAITING_STATES = {TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED}
-
 
 def status_of(state: TaskState | None) -> int:
     """The exit status for a task that ended (or paused) in `state`; None is a message reply."""
-    if state in _FAILED_STATES:
-        return FAILED
-    if state in _WAITING_STATES:
+    from hub.protocol import TaskState  # here: whoever has a state has loaded the protocol
+
+    if state is None or state is TaskState.COMPLETED:
+        return OK
+    if state.is_interrupted:
         return NEEDS_INPUT
-    return OK
+    return FAILED if state.is_terminal else OK
 
 
 class UsageError(Exception):
@@ -62,6 +63,8 @@ class Running:
     url: str | None = None
     agent: str | None = None
     """The partner's name in agents.yaml, when the command reached it by name."""
+    url_from_settings: bool = False
+    """The URL was not given but read from the settings (the hub they describe)."""
     what: str = "the command"
 
     def interrupted(self) -> str:

@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
 from hub.protocol.requests import MAX_PAGE_SIZE
-from hub.swarm import STRATEGIES
+from hub.swarm.strategy import STRATEGIES
 
 __all__ = ["build_parser", "distribution_version"]
 
@@ -125,7 +125,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     by_name: dict[str, argparse.ArgumentParser] = {}
 
-    def command(name: str, summary: str, description: str, **kwargs: Any) -> CommandParser:
+    def command(
+        name: str, run: str, summary: str, description: str, **kwargs: Any
+    ) -> CommandParser:
+        """A command `name`, run by the function `run` names ("module:function", imported
+        only when the command runs): `(args, running) -> exit status`, sync or async."""
         made: CommandParser = commands.add_parser(
             name,
             help=summary,
@@ -133,11 +137,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
             formatter_class=argparse.RawDescriptionHelpFormatter,
             **kwargs,
         )
+        made.set_defaults(run=run)
         by_name[name] = made
         return made
 
     serve = command(
         "serve",
+        "hub.cli.serve:serve",
         "run the hub",
         "Run the hub on uvicorn until Ctrl-C. Without --config and with no config/hub.yaml in "
         "this directory it serves the built-in defaults (127.0.0.1:8000, the echo skill).",
@@ -154,6 +160,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     mcp = command(
         "mcp",
+        "hub.cli.mcp:serve_mcp",
         "serve the hub's tools over MCP on stdio",
         "Speak MCP on stdin/stdout (for clients that launch their servers, such as Claude "
         "Desktop): every partner and local skill as a tool. See docs/mcp.md.",
@@ -167,6 +174,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     database = command(
         "db",
+        "hub.cli.db:db",
         "check or migrate the task store's schema",
         "check: say whether the task store's schema is the one this a2a-hub needs (exit 1 if "
         "not). migrate: bring it up to date; run it once before starting hubs on a new or "
@@ -177,12 +185,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     command(
         "card",
+        "hub.cli.local:card",
         "print the hub's agent card",
         "Print the agent card the hub would serve with these settings, as JSON.",
         parents=[configured],
     )
     skills = command(
         "skills",
+        "hub.cli.local:skills",
         "list the local skills",
         "List the skills these settings load, marking the default one.",
         parents=[configured],
@@ -211,6 +221,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     send = command(
         "send",
+        "hub.cli.direct:send",
         "send a message to any A2A agent",
         "Send TEXT to the A2A agent at URL (its card is read from "
         "URL/.well-known/agent-card.json) and print the task or reply.",
@@ -240,6 +251,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     tasks = command(
         "tasks",
+        "hub.cli.direct:tasks",
         "list, get, cancel or follow tasks of a running hub",
         "Read or cancel the tasks of a running hub (or of any A2A agent with --url).",
         parents=[configured, credential],
@@ -264,6 +276,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     partners = command(
         "agents",
+        "hub.cli.agents:agents",
         "list, show, check or refresh partner agents",
         "The partner agents of agents.yaml: list them, show or refresh a card, check health.",
         parents=[registry, credential],
@@ -277,6 +290,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     status = command(
         "status",
+        "hub.cli.status:status",
         "show a running hub's partners, breakers, tasks and load",
         "Read a running hub's GET /status: its load, live tasks and open streams, and each "
         "partner's breaker, recent latency and error rate.",
@@ -289,6 +303,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     call = command(
         "call",
+        "hub.cli.agents:call",
         "call a partner agent by name",
         "Send TEXT to the partner NAME of agents.yaml and print its answer.",
         parents=[registry, message],
@@ -299,6 +314,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     route = command(
         "route",
+        "hub.cli.agents:route",
         "rank partners and local skills for a request (a dry run)",
         "Rank the partners and local skills that could take TEXT, with the reasons; nothing "
         "is sent but card reads.",
@@ -312,6 +328,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
     swarm = command(
         "swarm",
+        "hub.cli.agents:swarm",
         "send a message to several partners at once",
         "Send TEXT to several partners at once and combine their answers with a strategy.",
         parents=[registry],

@@ -7,8 +7,7 @@ import os
 import sys
 from typing import Any
 
-from hub.protocol import Message, StreamResponse, Task, TaskState
-from hub.tools.result import state_name
+from hub.protocol import Message, StreamResponse, Task, TaskState, state_name
 
 __all__ = [
     "TERMINAL_OR_WAITING",
@@ -31,12 +30,14 @@ TERMINAL_OR_WAITING = {
 
 
 _COLOURS = {
-    TaskState.COMPLETED: "32",  # green
-    TaskState.FAILED: "31",  # red
-    TaskState.REJECTED: "31",
-    TaskState.CANCELED: "31",
-    TaskState.INPUT_REQUIRED: "33",  # yellow
-    TaskState.AUTH_REQUIRED: "33",
+    "completed": "32",  # green
+    "failed": "31",  # red
+    "rejected": "31",
+    "canceled": "31",
+    "timeout": "31",  # a swarm branch that ran out of time, or could not be called
+    "error": "31",
+    "input-required": "33",  # yellow
+    "auth-required": "33",
 }
 
 
@@ -45,12 +46,14 @@ def colour_on() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def state_label(state: TaskState, width: int = 0) -> str:
+def state_label(state: TaskState | str, width: int = 0) -> str:
     """A state as every command prints it (`input-required`), padded to `width`, coloured on
-    a terminal."""
-    name = state_name(state).ljust(width)
-    code = _COLOURS.get(state)
-    return f"\033[{code}m{name}\033[0m" if code and colour_on() else name
+    a terminal; `state` is a TaskState or a name already in that form (a tool result's, a
+    swarm branch's)."""
+    name = state_name(state) if isinstance(state, TaskState) else state
+    code = _COLOURS.get(name)
+    padded = name.ljust(width)
+    return f"\033[{code}m{padded}\033[0m" if code and colour_on() else padded
 
 
 def describe(result: Task | Message) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
+import os
 import sys
 from pathlib import Path
 
-from hub.config import Settings
+from hub.cli.outcome import OK, Running
+from hub.cli.settings import command_settings
 from hub.runtime import Hub, listen
 from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.store.postgres import redact_dsn
@@ -15,16 +18,14 @@ from hub.telemetry.logs import configure_logging
 __all__ = ["serve"]
 
 
-def serve(settings: Settings, *, explicit: bool = True) -> None:
-    """Run the hub until interrupted: bind, print the address, serve.
-
-    Args:
-        settings: the settings to serve.
-        explicit: a settings file was named (by --config or $HUB_CONFIG); if not and there is
-            no config/hub.yaml here, say that the built-in defaults are served.
-    """
+def serve(args: argparse.Namespace, running: Running) -> int:
+    """Run the hub until interrupted: bind, print the address, serve. Without a settings file
+    named (--config, $HUB_CONFIG) and with no config/hub.yaml here, say that the built-in
+    defaults are served."""
     import uvicorn
 
+    settings = command_settings(args)
+    explicit = args.config is not None or "HUB_CONFIG" in os.environ
     if not explicit and not Path("config/hub.yaml").exists():
         print(
             "a2a-hub: no config/hub.yaml here: serving the built-in defaults "
@@ -66,3 +67,4 @@ def serve(settings: Settings, *, explicit: bool = True) -> None:
         timeout_graceful_shutdown=5,
     )
     uvicorn.Server(config).run(sockets=[sock])
+    return OK

@@ -8,7 +8,7 @@ import argparse
 import json
 
 from hub.cli.outcome import Running
-from hub.config import Settings
+from hub.cli.settings import command_settings
 from hub.telemetry.status import HubStatus, PartnerStatus
 
 __all__ = ["check_running_hub", "hub_status", "status"]
@@ -21,13 +21,12 @@ async def hub_status(url: str, args: argparse.Namespace) -> HubStatus:
         ClientError: the hub cannot be reached, refuses the credential, or answers
             something that is not a status.
     """
-    from hub.cli.direct import credentials
+    from hub.cli.direct import cli_http_client, credentials
     from hub.client import CardCache, card_url
-    from hub.client.http_client import build_http_client
     from hub.client.http_errors import check_status, read_json, translate_http_errors
     from hub.errors import CardFetchError
 
-    async with build_http_client() as http:
+    async with cli_http_client() as http:
         headers: dict[str, str] = {}
         try:
             card = await CardCache(http).get(card_url(url))
@@ -40,10 +39,10 @@ async def hub_status(url: str, args: argparse.Namespace) -> HubStatus:
         return HubStatus.model_validate(read_json(response, url))
 
 
-async def status(args: argparse.Namespace, settings: Settings, running: Running) -> int:
+async def status(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub status [URL]` (default: the settings' `server.public_url`)."""
-    url = (args.url or settings.server.base_url()).rstrip("/")
-    running.url = url
+    url = (args.url or command_settings(args).server.base_url()).rstrip("/")
+    running.url, running.url_from_settings = url, args.url is None
     found = await hub_status(url, args)
     if args.json:
         print(json.dumps(found.to_wire(), indent=2))

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import httpx
-from httpx_aiohttp import AiohttpTransport
 
 from hub.client.guard import GuardedTransport, UrlGuard
 from hub.protocol.trace import outgoing_headers
@@ -38,6 +37,7 @@ def build_http_client(
     headers: Mapping[str, str] | None = None,
     timeout: httpx.Timeout | None = None,
     guard: UrlGuard | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> httpx.AsyncClient:
     """A new `httpx.AsyncClient` on the aiohttp transport; the caller closes it.
 
@@ -48,9 +48,16 @@ def build_http_client(
         timeout: the default timeouts (each `A2AClient` sets its partner's own per request).
         guard: when given, every request's URL is checked by it and sent to the address it
             checked (`GuardedTransport`): for URLs a caller chose.
+        transport: instead of aiohttp's, for a process that makes a request or two and
+            exits (the CLI): importing aiohttp costs more than it saves there.
     """
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
-    transport: httpx.AsyncBaseTransport = AiohttpTransport(limits=limits)
+    if transport is None:
+        from httpx_aiohttp import AiohttpTransport  # imported only by those who use it
+
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_keepalive
+        )
+        transport = AiohttpTransport(limits=limits)
     if guard is not None:
         transport = GuardedTransport(transport, guard)
     return httpx.AsyncClient(

@@ -46,6 +46,7 @@ from hub.protocol.task import (
     Message,
     Part,
     Role,
+    StateName,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
@@ -53,6 +54,7 @@ from hub.protocol.task import (
     TaskStatus,
     TaskStatusUpdateEvent,
     agent_message,
+    state_name,
     user_message,
 )
 
@@ -92,6 +94,7 @@ __all__ = [
     "SendMessageConfiguration",
     "SendMessageRequest",
     "SendMessageResponse",
+    "StateName",
     "StreamResponse",
     "StringList",
     "SubscribeToTaskRequest",
@@ -106,6 +109,7 @@ __all__ = [
     "agent_message",
     "format_timestamp",
     "new_id",
+    "state_name",
     "user_message",
     "utc_now",
 ]

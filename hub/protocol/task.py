@@ -6,7 +6,7 @@ import base64
 import binascii
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -19,6 +19,7 @@ __all__ = [
     "Message",
     "Part",
     "Role",
+    "StateName",
     "StreamResponse",
     "Task",
     "TaskArtifactUpdateEvent",
@@ -26,6 +27,7 @@ __all__ = [
     "TaskStatus",
     "TaskStatusUpdateEvent",
     "agent_message",
+    "state_name",
     "user_message",
 ]
 
@@ -60,6 +62,38 @@ TERMINAL_STATES = frozenset(
     {TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
 )
 INTERRUPTED_STATES = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+
+StateName = Literal[
+    "unspecified",
+    "submitted",
+    "working",
+    "completed",
+    "failed",
+    "canceled",
+    "input-required",
+    "rejected",
+    "auth-required",
+]
+"""A task state as `ToolResult.state` names it: lowercase, as in A2A 0.3 and most tool APIs
+(a `Literal`, so a typo in `result.state == "complete"` is a type error)."""
+
+_STATE_NAMES: dict[TaskState, StateName] = {
+    TaskState.UNSPECIFIED: "unspecified",
+    TaskState.SUBMITTED: "submitted",
+    TaskState.WORKING: "working",
+    TaskState.COMPLETED: "completed",
+    TaskState.FAILED: "failed",
+    TaskState.CANCELED: "canceled",
+    TaskState.INPUT_REQUIRED: "input-required",
+    TaskState.REJECTED: "rejected",
+    TaskState.AUTH_REQUIRED: "auth-required",
+}
+
+
+def state_name(state: TaskState) -> StateName:
+    """`TaskState.INPUT_REQUIRED` → `input-required`."""
+    return _STATE_NAMES[state]
+
 
 _CONTENT_FIELDS = ("text", "raw", "url", "data")
 

@@ -9,7 +9,7 @@ headers = entry.auth.http_headers()   # the only place secrets come out
 The format is described in docs/agents-yaml.md.
 """
 
-from hub.registry.loader import load_registry
+from hub.registry.loader import DEFAULT_AGENTS, load_registry, registry_for
 from hub.registry.models import (
     AgentEntry,
     AgentsFile,
@@ -22,6 +22,7 @@ from hub.registry.registry import Registry, RegistryDiff
 from hub.registry.watch import RegistryListener, RegistryWatcher
 
 __all__ = [
+    "DEFAULT_AGENTS",
     "AgentEntry",
     "AgentsFile",
     "AuthSettings",
@@ -32,5 +33,6 @@ __all__ = [
     "RegistryWatcher",
     "TimeoutSettings",
     "load_registry",
+    "registry_for",
     "same_name_key",
 ]

@@ -18,12 +18,12 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from hub.config import describe_validation_error, load_yaml_model
+from hub.config import Settings, describe_validation_error, load_yaml_model
 from hub.errors import ConfigError
 from hub.registry.models import AgentsFile, same_name_key
 from hub.registry.registry import Registry
 
-__all__ = ["load_registry"]
+__all__ = ["DEFAULT_AGENTS", "load_registry", "registry_for"]
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NON_ENV_CHARS = re.compile(r"[^A-Z0-9]+")
@@ -126,3 +126,22 @@ def _secrets(auth: dict[Any, Any], agent: object) -> Iterator[tuple[_Loc, object
 
 def _env_name(text: str) -> str:
     return _NON_ENV_CHARS.sub("_", text.upper()).strip("_") or "AGENT"
+
+
+DEFAULT_AGENTS = "agents.yaml"
+
+
+def registry_for(
+    settings: Settings, agents: str | Path | None = None, *, env: Mapping[str, str] | None = None
+) -> Registry:
+    """The registry of `agents` (a path), or of the file the settings name.
+
+    A missing `agents.yaml` at its default place is an empty registry; a file named on
+    purpose that is missing is an error.
+
+    Raises:
+        ConfigError: the file is wrong (the message names file, line and key).
+    """
+    path = Path(agents) if agents is not None else Path(settings.agents)
+    default = agents is None and settings.agents == DEFAULT_AGENTS
+    return load_registry(path, env=env, missing_ok=default)

@@ -62,7 +62,8 @@ class RegistryWatcher:
 
     Used as an async context manager; the polling task lives in its task group and stops when
     the block exits. A broken edit (bad YAML, a validation error, an unset variable, a deleted
-    file) keeps the last good registry and logs one warning per distinct error.
+    file) keeps the last good registry and logs one warning per distinct error; a file that
+    is missing while the registry is empty (a default agents.yaml never written) is no error.
 
     Args:
         path: the file.
@@ -194,6 +195,11 @@ class RegistryWatcher:
             if not force and stat == self._stat and not self._racy:
                 return None
             self._stat = stat
+            empty = self._registry is not None and not self._registry.all()
+            if stat is None and not force and empty:
+                # No file and no partners (a default agents.yaml that does not exist): nothing
+                # was lost, nothing to report; the file is read once it appears.
+                return None
             self._racy = stat is not None and time.time_ns() - stat[0] < _RACY_NS
             digest = await anyio.to_thread.run_sync(_digest, self._path)
             if not force and digest == self._digest:

@@ -2,7 +2,7 @@
 
 from hub.skills.api import LocalSkill, Skill, SkillResult, skill
 from hub.skills.context import SkillContext
-from hub.skills.loader import BUILTIN_SKILLS, load_skills
+from hub.skills.loader import BUILTIN_SKILLS, configured_skills, load_skills
 
 __all__ = [
     "BUILTIN_SKILLS",
@@ -10,6 +10,7 @@ __all__ = [
     "Skill",
     "SkillContext",
     "SkillResult",
+    "configured_skills",
     "load_skills",
     "skill",
 ]

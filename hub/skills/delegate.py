@@ -20,7 +20,7 @@ import anyio
 
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
-from hub.protocol import JsonObject, StreamResponse, Task, TaskState
+from hub.protocol import JsonObject, StreamResponse, Task, TaskState, state_name
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
@@ -29,7 +29,6 @@ from hub.tasks.choice import routing_metadata
 from hub.telemetry import span
 from hub.telemetry.tracing import SpanHandle
 from hub.tools import Partners, StatsBook
-from hub.tools.result import state_name
 
 __all__ = ["ROUTING_SKILLS", "delegate"]
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hub.config import SkillRef
+from hub.config import Settings, SkillRef, locate
 from hub.errors import ConfigError
 from hub.skills.api import LocalSkill, Skill
 from hub.skills.delegate import delegate
@@ -16,7 +16,7 @@ from hub.skills.federation import federation
 from hub.skills.process import build_process_skill
 from hub.skills.swarm import swarm
 
-__all__ = ["BUILTIN_SKILLS", "load_skills"]
+__all__ = ["BUILTIN_SKILLS", "configured_skills", "load_skills"]
 
 BUILTIN_SKILLS: dict[str, Skill] = {
     "echo": echo,
@@ -74,4 +74,27 @@ def load_skills(refs: Sequence[SkillRef]) -> dict[str, LocalSkill]:
                 f"two skills have the id '{found.skill_id}'; skill ids must be unique"
             )
         skills[found.skill_id] = found
+    return skills
+
+
+def configured_skills(settings: Settings) -> dict[str, LocalSkill]:
+    """The skills the settings' `skills:` names, by id; a skill that cannot be loaded (an
+    unknown built-in, a module that fails to import, a missing program) is reported at its
+    entry's file and line.
+
+    Raises:
+        ConfigError: an entry cannot be loaded, or two entries have one id.
+    """
+    skills: dict[str, LocalSkill] = {}
+    for index, ref in enumerate(settings.skills):
+        try:
+            [(skill_id, found)] = load_skills([ref]).items()
+        except ConfigError as exc:
+            raise ConfigError(f"{locate(settings, 'skills', index)}: {exc}") from None
+        if skill_id in skills:
+            raise ConfigError(
+                f"{locate(settings, 'skills', index)}: two skills have the id '{skill_id}'; "
+                "skill ids must be unique"
+            )
+        skills[skill_id] = found
     return skills

@@ -28,20 +28,19 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
 from hub.errors import ClientError, HubError, ProtocolError
 from hub.protocol import TaskState
+from hub.swarm.strategy import STRATEGIES, Strategy
 from hub.tasks.ledger import watching_children
 from hub.telemetry import current_telemetry, span
 from hub.tools import Partners, Tool, ToolResult
 
 __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
 
-Strategy = Literal["broadcast", "race", "vote", "best_of", "map", "chain"]
-STRATEGIES: tuple[str, ...] = ("broadcast", "race", "vote", "best_of", "map", "chain")
 
 log = logging.getLogger("hub.swarm")
 

@@ -372,7 +372,9 @@ class TaskManager:
             context_id=context_id,
             status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
             history=[first],
-            metadata=request.metadata,
+            # Which skill took the task, whether the caller named it or it is the default:
+            # `tasks list` and any client reading the task see what ran it.
+            metadata={**(request.metadata or {}), "skill": skill},
         )
         if on_task is not None:
             on_task(task)

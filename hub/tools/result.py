@@ -9,14 +9,22 @@ the tool again with its `task_id` answers it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from hub.client.stream_end import StreamEnd
-from hub.protocol import Artifact, Message, Part, StreamResponse, Task, TaskState
+from hub.protocol import (
+    Artifact,
+    Message,
+    Part,
+    StateName,
+    StreamResponse,
+    Task,
+    state_name,
+)
 
-__all__ = ["ArtifactResult", "StateName", "TaskFold", "ToolResult"]
+__all__ = ["ArtifactResult", "TaskFold", "ToolResult"]
 
 
 class ArtifactResult(BaseModel):
@@ -37,33 +45,6 @@ class ArtifactResult(BaseModel):
             data=[part.data for part in artifact.parts if part.data is not None],
             files=[_file(part) for part in artifact.parts if part.url or part.raw],
         )
-
-
-StateName = Literal[
-    "unspecified",
-    "submitted",
-    "working",
-    "completed",
-    "failed",
-    "canceled",
-    "input-required",
-    "rejected",
-    "auth-required",
-]
-"""A task state as `ToolResult.state` names it: lowercase, as in A2A 0.3 and most tool APIs
-(a `Literal`, so a typo in `result.state == "complete"` is a type error)."""
-
-_STATE_NAMES: dict[TaskState, StateName] = {
-    TaskState.UNSPECIFIED: "unspecified",
-    TaskState.SUBMITTED: "submitted",
-    TaskState.WORKING: "working",
-    TaskState.COMPLETED: "completed",
-    TaskState.FAILED: "failed",
-    TaskState.CANCELED: "canceled",
-    TaskState.INPUT_REQUIRED: "input-required",
-    TaskState.REJECTED: "rejected",
-    TaskState.AUTH_REQUIRED: "auth-required",
-}
 
 
 class ToolResult(BaseModel):
@@ -131,11 +112,6 @@ class ToolResult(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what to hand back to a language model)."""
         return self.model_dump(mode="json")
-
-
-def state_name(state: TaskState) -> StateName:
-    """`TaskState.INPUT_REQUIRED` → `input-required`."""
-    return _STATE_NAMES[state]
 
 
 class TaskFold:

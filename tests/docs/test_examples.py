@@ -55,7 +55,7 @@ def _blocks() -> list[Block]:
         lines = path.read_text(encoding="utf-8").splitlines()
         index = 0
         while index < len(lines):
-            fence = re.match(r"^```(\w+)$", lines[index])
+            fence = re.match(r"^```(\w*)$", lines[index])
             if fence is None:
                 index += 1
                 continue
@@ -270,14 +270,15 @@ class Session:
             self.task_id = hint.group(1)
         return done
 
-    def example(self, command: str) -> None:
+    def example(self, command: str) -> str:
+        """Run one command of an example; its stdout (empty for a server it starts)."""
         serving = re.search(r"a2a-hub serve(.*?)(&\s*(#.*)?)?$", command)
         if serving:
             argv = shlex.split(serving.group(1).split("#", 1)[0])
             port = argv[argv.index("--port") + 1]
             del argv[argv.index("--port") : argv.index("--port") + 2]
             self.serve(port, ["serve", *argv])
-            return
+            return ""
         ports = set(_ADDRESS.findall(command))
         if "8000" in ports:
             self.the_hub()
@@ -290,6 +291,7 @@ class Session:
             assert done.stdout, command
             assert '"error"' not in done.stdout, (command, done.stdout)
             assert '"status":4' not in done.stdout.replace(" ", ""), (command, done.stdout)
+        return done.stdout
 
 
 SHELL = [
@@ -307,5 +309,106 @@ def test_the_readme_shell_examples_run_in_order(tmp_path: Path) -> None:
         for block in SHELL:
             for command in _commands(block.text):
                 session.example(command)
+    finally:
+        session.close()
+
+
+# --- docs/tools.md and docs/routing.md: the CLI and curl examples, against partners -----------
+
+PARTNER = """\
+server: {log_level: warning}
+store: {kind: memory}
+card: {name: research, description: "Finds a paper and can summarise it (it echoes)."}
+skills:
+  - builtin: echo
+  - module: tests.e2e.crash_skills:interview
+"""
+
+# Every partner the examples name, all served by one partner hub: the names and tags are the
+# registry's, what answers is the same echo.
+PARTNERS = {
+    "research": ["research"],
+    "other": [],
+    "translate": ["translate"],
+    "review-a": ["review"],
+    "review-b": ["review"],
+}
+
+
+def test_the_partner_examples_of_tools_and_routing_run_against_a_partner_hub(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "partner.yaml").write_text(PARTNER)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    with hub_process(tmp_path / "partner.yaml") as (_, partner):
+        entries = "".join(
+            f"  - {{name: {name}, url: '{partner}', tags: {tags}}}\n"
+            for name, tags in PARTNERS.items()
+        )
+        (tmp_path / "agents.yaml").write_text(f"version: 1\nagents:\n{entries}")
+        session = Session(tmp_path)
+        try:
+            # A partner task waiting for an answer: what `--task-id TASK_ID` answers.
+            asked = session.run(".venv/bin/a2a-hub call research hi --skill interview")
+            assert asked.returncode == 3, asked.stderr
+            for doc in ("tools.md", "routing.md"):
+                blocks = [block for block in BLOCKS if block.path.name == doc]
+                runnable = [block for block in blocks if block.lang == "sh" and not block.fragment]
+                assert runnable, doc
+                for block in runnable:
+                    printed = [session.example(command) for command in _commands(block.text)]
+                    after = blocks[blocks.index(block) + 1 :]
+                    closing = block.line + len(block.text.splitlines()) + 1
+                    if after and after[0].lang == "text" and after[0].line <= closing + 4:
+                        # The output the page shows for the block's last command, right after.
+                        assert printed[-1] == after[0].text, (block.name, printed[-1])
+        finally:
+            session.close()
+
+
+# --- every example: run, or marked with the reason it is not --------------------------------
+
+# Where the shell examples are run (the tests above); anywhere else they must say why not.
+SHELL_RUN = {"README.md", "tools.md", "routing.md"}
+
+
+def test_every_block_has_a_language_and_every_shell_example_is_run_or_says_why_not() -> None:
+    for block in BLOCKS:
+        # A fence without a language would hide an example from these checks.
+        assert block.lang, f"{block.name}: name the block's language (text for output)"
+        if block.lang in ("sh", "console") and not block.fragment:
+            assert block.path.name in SHELL_RUN, f"{block.name}: run it here, or mark it"
+
+
+def test_the_security_cli_transcript_is_what_the_cli_prints(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    settings = re.search(r"```yaml\n(auth:.*?)```", text, re.DOTALL)
+    assert settings is not None
+    [transcript] = [
+        block
+        for block in BLOCKS
+        if block.path.name == "security.md" and "a2a-hub send" in block.text
+    ]
+    (tmp_path / "hub.yaml").write_text(
+        "store: {kind: memory}\nskills:\n  - builtin: echo\n  - builtin: delegate\n"
+        + settings.group(1)
+    )
+    session = Session(tmp_path)
+    key = "ops-3f9a2c7e1b5d8a40"
+    session.env |= {"HUB_OPS_KEY": key, "HUB_PARTNER_TOKEN": "partner-7d1e5b9c3a2f8064"}
+    try:
+        session.serve("8123", ["serve", "--config", "hub.yaml"])
+        documented = "http://127.0.0.1:8123"
+        real = session.address("8123")
+        steps = re.split(r"^\$ ", transcript.text, flags=re.MULTILINE)[1:]
+        assert len(steps) == 2
+        for step in steps:
+            command, _, shown = step.partition("\n")
+            command = command.replace("A2A_HUB_API_KEY=...", f"A2A_HUB_API_KEY={key}")
+            command = command.replace("a2a-hub ", f"{sys.executable} -m hub ", 1)
+            done = session.run(command.replace(documented, real))
+            printed = (done.stdout + done.stderr).replace(real, documented)
+            ids = re.compile(r"\b[0-9a-f]{32}\b")
+            assert ids.sub("ID", printed) == ids.sub("ID", shown), command
     finally:
         session.close()

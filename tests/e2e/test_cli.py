@@ -128,6 +128,33 @@ def test_send_to_an_address_where_nothing_listens_exits_1_without_a_traceback() 
     )
 
 
+def test_tasks_without_url_names_the_settings_it_took_the_hub_from(tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        config = write_config(tmp_path, f"server: {{port: {port}}}\n")
+        done = cli("tasks", "list", "--config", str(config))
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"a2a-hub: cannot reach http://127.0.0.1:{port}, the hub these settings describe "
+        "(server.public_url, or server.host and server.port); check that it is running, or "
+        "pass --url\n"
+    )
+
+
+def test_tasks_without_a_task_id_is_a_usage_error_before_anything_is_sent() -> None:
+    action = "subscribe"  # as get and cancel: one check before the card is read
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        listening.setblocking(False)
+        done = cli("tasks", action, "--url", f"http://127.0.0.1:{listening.getsockname()[1]}")
+        with pytest.raises(BlockingIOError):
+            listening.accept()  # no connection was made
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == f"a2a-hub tasks: error: tasks {action} needs a TASK_ID"
+
+
 # --- against a running hub ---------------------------------------------------------------------
 
 
@@ -208,6 +235,16 @@ def test_tasks_list_pages_with_the_printed_token_and_shows_time_and_skill(hub_ur
         assert row[2].startswith(first["status"]["timestamp"][:4])  # an ISO time
         assert row[3] == "echo"
         assert row[-2:] == ["context", first["contextId"]]
+
+
+def test_tasks_list_names_the_skill_of_a_task_sent_without_one(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "to the default"))
+    assert sent["metadata"] == {"skill": "echo"}  # the task itself says what ran it
+    args = ["tasks", "list", "--url", hub_url, "--context-id", sent["contextId"]]
+    [row, total] = ok(*args).splitlines()
+    assert row.split()[:2] == [sent["id"], "completed"]
+    assert row.split()[3] == "echo"
+    assert total == "(1 of 1)"
 
 
 def test_tasks_list_filters_by_a_state_written_as_the_cli_prints_it(hub_url: str) -> None:

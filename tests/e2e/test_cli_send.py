@@ -23,7 +23,7 @@ from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 
 from .hubproc import ROOT
-from .test_cli_agents import COMMAND, RequestRecorder, a2a_hub, ok
+from .test_cli_agents import COMMAND, RequestRecorder, a2a_hub, ok, write_agents
 
 pytestmark = pytest.mark.anyio
 
@@ -162,10 +162,13 @@ async def test_streamed_chunks_are_printed_as_one_text_and_raw_shows_each_event(
     ]
 
 
+@pytest.mark.parametrize("command", ["send", "call"])
 async def test_colours_only_on_a_terminal_and_never_with_no_color(
-    tmp_path: Path, agent: tuple[str, RequestRecorder]
+    tmp_path: Path, agent: tuple[str, RequestRecorder], command: str
 ) -> None:
     url, _ = agent
+    write_agents(tmp_path, f"version: 1\nagents:\n  - name: inspector\n    url: {url}\n")
+    argv = [command, url if command == "send" else "inspector", "hi"]
     green = "\033[32mcompleted\033[0m"
 
     async def on_a_terminal(**env: str) -> str:
@@ -173,7 +176,7 @@ async def test_colours_only_on_a_terminal_and_never_with_no_color(
         try:
             with anyio.fail_after(60):
                 process = await anyio.open_process(
-                    [*COMMAND, "send", url, "hi"],
+                    [*COMMAND, *argv],
                     cwd=tmp_path,
                     env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                     stdout=terminal,
@@ -199,6 +202,6 @@ async def test_colours_only_on_a_terminal_and_never_with_no_color(
     plain = await on_a_terminal(NO_COLOR="1")
     assert "\033[" not in plain
     assert ": completed" in plain
-    piped = await ok("send", url, "hi", cwd=tmp_path)
+    piped = await ok(*argv, cwd=tmp_path)
     assert "\033[" not in piped
     assert ": completed" in piped

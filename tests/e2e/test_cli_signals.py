@@ -21,7 +21,9 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hub import SkillContext, skill
+from hub.client import A2AClient, build_http_client, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.protocol import SendMessageConfiguration, Task
 from hub.server import create_app
 from hub.skills import load_skills
 from hub.store import MemoryTaskStore
@@ -40,6 +42,7 @@ class Partner:
     url: str
     started: anyio.Event
     folder: Path
+    task_id: str = ""
 
     def rearm(self) -> None:
         self.started = anyio.Event()
@@ -156,11 +159,25 @@ CLOSED = {
     "call --stream": lambda p: ["call", "--stream", "first", "hi"],
     "route": lambda p: ["route", "hi"],
     "swarm": lambda p: ["swarm", "hi"],
+    "agents refresh": lambda p: ["agents", "refresh", "first"],
+    "tasks get": lambda p: ["tasks", "get", p.task_id, "--url", p.url],
+    "tasks subscribe": lambda p: ["tasks", "subscribe", p.task_id, "--url", p.url],
 }
 
 
 @pytest.mark.parametrize("command", list(CLOSED))
 async def test_a_closed_output_ends_the_command_quietly(partner: Partner, command: str) -> None:
+    if command.startswith("tasks ") and command != "tasks list":
+        # A task that works until it is canceled, for the command to print.
+        async with build_http_client() as http:
+            client = await A2AClient.from_url(partner.url, http=http)
+            working = await client.send(
+                user_message("hi"),
+                configuration=SendMessageConfiguration(return_immediately=True),
+                metadata={"skill": "forever"},
+            )
+            assert isinstance(working, Task)
+            partner.task_id = working.id
     # The reading end is closed before the command writes anything: every write fails.
     read_end, write_end = os.pipe()
     os.close(read_end)
@@ -180,3 +197,83 @@ async def test_a_closed_output_ends_the_command_quietly(partner: Partner, comman
     assert said == b""
     # argparse's help and version output already ignore a closed pipe and exit 0.
     assert status == (0 if "--help" in command or command == "--version" else 141)
+
+
+# Every command that waits on an agent, stopped while it waits (those above are stopped in the
+# middle of a task): each reads a card first, from a server that takes the request and never
+# answers. One way in per code path: `tasks get` and `cancel` wait as `tasks list` does,
+# `agents refresh` as `agents show`.
+SILENT = {
+    "send": lambda url: ["send", url, "hi"],
+    "tasks list": lambda url: ["tasks", "list", "--url", url],
+    "tasks subscribe": lambda url: ["tasks", "subscribe", "t-1", "--url", url],
+    "agents show": lambda url: ["agents", "show", "silent"],
+    "agents check": lambda url: ["agents", "check"],
+    "call": lambda url: ["call", "silent", "hi"],
+    "route": lambda url: ["route", "hi"],
+    "swarm": lambda url: ["swarm", "hi", "--agent", "silent"],
+}
+
+
+async def test_ctrl_c_while_any_command_waits_for_an_agent_exits_130_with_one_line(
+    tmp_path: Path,
+) -> None:
+    results: dict[str, tuple[int, str]] = {}
+
+    async def stopped_while_waiting(name: str) -> None:
+        """The command, on a server of its own: Ctrl-C once its first request arrived."""
+        waiting = anyio.Event()
+
+        async def take_and_never_answer(stream: anyio.abc.SocketStream) -> None:
+            async with stream:
+                await stream.receive()
+                waiting.set()
+                await anyio.sleep_forever()
+
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        async with (
+            await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0) as listener,
+            anyio.create_task_group() as serving,
+        ):
+            port = listener.extra(anyio.abc.SocketAttribute.local_port)
+            url = f"http://127.0.0.1:{port}"
+            write_agents(folder, f"version: 1\nagents:\n  - name: silent\n    url: {url}\n")
+            serving.start_soon(listener.serve, take_and_never_answer)
+            process = await start(*SILENT[name](url), cwd=folder)
+            async with process:
+                await waiting.wait()
+                results[name] = await interrupt(process)
+            serving.cancel_scope.cancel()
+
+    # All at once: each is a process of its own, most of its time spent starting.
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as group:
+            for name in SILENT:
+                group.start_soon(stopped_while_waiting, name)
+    assert set(results) == set(SILENT)
+    for name, (status, said) in results.items():
+        assert status == 130, (name, said)
+        assert "Traceback" not in said, name
+        assert len(said.splitlines()) == 1, (name, said)
+        assert said.startswith("a2a-hub: interrupted; "), (name, said)
+
+
+async def test_ctrl_c_stops_serve_after_its_shutdown_with_exit_130(tmp_path: Path) -> None:
+    with anyio.fail_after(TIMEOUT):
+        process = await start("serve", "--port", "0", "--store", "memory", cwd=tmp_path)
+        async with process:
+            assert process.stderr is not None
+            lines = BufferedByteReceiveStream(process.stderr)
+            said = b""
+            while b"Application startup complete." not in said:
+                said += await lines.receive_until(b"\n", 65536) + b"\n"
+            process.send_signal(signal.SIGINT)
+            async for chunk in process.stderr:
+                said += chunk
+            status = await process.wait()
+    text = said.decode()
+    assert status == 130, text
+    assert "Traceback" not in text
+    assert "Application shutdown complete." in text  # shut down in order, then reported
+    assert text.splitlines()[-1] == "a2a-hub: interrupted; `a2a-hub serve` was stopped"

@@ -113,6 +113,22 @@ async def test_an_added_a_changed_and_a_removed_partner_are_picked_up(tmp_path: 
 
 
 @pytest.mark.anyio
+async def test_a_missing_default_file_is_no_warning_and_is_read_once_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, records: Records
+) -> None:
+    path = tmp_path / "agents.yaml"
+    empty = load_registry(path, env=ENV, missing_ok=True)
+    changes = Changes()
+    async with start(path, initial=empty) as watcher:
+        watcher.subscribe(changes)
+        # Proving that nothing is logged takes time: several polls of the missing file.
+        await anyio.sleep(INTERVAL * 4)
+        rewrite(path, agents(A))
+        assert await changes.next() == RegistryDiff(added=("a",))
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@pytest.mark.anyio
 async def test_a_broken_edit_keeps_the_last_good_registry_and_warns_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, records: Records
 ) -> None:

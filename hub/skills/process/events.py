@@ -28,10 +28,9 @@ TOOL_OUTPUT_LIMIT = 200
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResponseText:
-    """Text appended to the `assistant-response` artifact (`thinking` marks reasoning)."""
+    """Text appended to the `assistant-response` artifact: the answer."""
 
     text: str
-    thinking: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +92,10 @@ def _event(event: dict[str, Any]) -> ProcessEvent | None:
         text = event.get("text")
         if not isinstance(text, str):
             return None
-        return ResponseText(text=text, thinking=kind == "thinking")
+        if kind == "thinking":
+            # How the program works towards the answer is progress, not part of the answer.
+            return _progress(text, {"processEvent": "thinking"})
+        return ResponseText(text=text)
     if kind == "init":
         details = {key: value for key, value in event.items() if key != "type"}
         return _progress("started", {"processEvent": "init", "details": details})

@@ -31,7 +31,6 @@ log = logging.getLogger("hub.skills.process")
 
 RESPONSE_ARTIFACT = "assistant-response"
 SUMMARY_ARTIFACT = "summary"
-_THINKING = {"kind": "thinking"}
 _QUIET = 0.02
 _MAX_DELAY = 0.1
 _MAX_CHUNK = 64 * 1024
@@ -46,30 +45,24 @@ class Outcome:
     message: str | None = None
 
 
-class _Runs:
-    """Text in runs of one kind (response or thinking), joined into one part per run."""
+class _Text:
+    """Response text as it arrives, joined into one part."""
 
     def __init__(self) -> None:
-        self.runs: list[tuple[bool, list[str]]] = []
+        self.texts: list[str] = []
         self.size = 0
 
     def add(self, text: ResponseText) -> None:
-        if self.runs and self.runs[-1][0] == text.thinking:
-            self.runs[-1][1].append(text.text)
-        else:
-            self.runs.append((text.thinking, [text.text]))
+        self.texts.append(text.text)
         self.size += len(text.text)
 
     def parts(self) -> list[Part]:
-        return [
-            Part(text="".join(texts), metadata=_THINKING if thinking else None)
-            for thinking, texts in self.runs
-        ]
+        return [Part(text="".join(self.texts))]
 
 
 class _Response:
     """The `assistant-response` artifact: streamed in chunks as text arrives, then sent whole
-    once more as the last chunk, with one part per run of text or of thinking.
+    once more as the last chunk, in one part.
 
     Text is held for a moment so that a burst of lines makes one chunk: a chunk goes out when
     the program has been quiet for `_QUIET` seconds, when its oldest text is `_MAX_DELAY`
@@ -79,8 +72,8 @@ class _Response:
     def __init__(self, run: TaskRun) -> None:
         self._run = run
         self._artifact_id = new_id()
-        self._whole = _Runs()
-        self._pending = _Runs()
+        self._whole = _Text()
+        self._pending = _Text()
         self._first_pending = 0.0
         self._last_added = 0.0
         self._sent = False
@@ -89,7 +82,7 @@ class _Response:
         if not text.text:
             return
         now = anyio.current_time()
-        if not self._pending.runs:
+        if not self._pending.texts:
             self._first_pending = now
         self._last_added = now
         self._pending.add(text)
@@ -97,7 +90,7 @@ class _Response:
 
     def flush_due(self) -> float | None:
         """Seconds until the held text must go out (None: nothing is held)."""
-        if not self._pending.runs:
+        if not self._pending.texts:
             return None
         if self._pending.size >= _MAX_CHUNK:
             return 0.0
@@ -106,17 +99,17 @@ class _Response:
 
     async def flush(self) -> None:
         """Send the held text as one chunk."""
-        if not self._pending.runs:
+        if not self._pending.texts:
             return
-        parts, self._pending = self._pending.parts(), _Runs()
+        parts, self._pending = self._pending.parts(), _Text()
         chunk = Artifact(artifact_id=self._artifact_id, name=RESPONSE_ARTIFACT, parts=parts)
         append, self._sent = self._sent, True
         await self._run.artifact(chunk, append=append, last_chunk=False)
 
     async def close(self) -> None:
         """Send the whole response as the last chunk (if there was any)."""
-        self._pending = _Runs()
-        if self._whole.runs:
+        self._pending = _Text()
+        if self._whole.texts:
             whole = Artifact(
                 artifact_id=self._artifact_id, name=RESPONSE_ARTIFACT, parts=self._whole.parts()
             )

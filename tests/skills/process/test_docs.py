@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import anyio
 import pytest
 
+from hub import Hub
+from hub.client import A2AClient, build_http_client, user_message
 from hub.config import ProcessSkillSettings, load_settings
-from hub.protocol import TaskState
+from hub.protocol import StreamResponse, TaskState
 from hub.skills import load_skills
+from hub.testing import serve_on_loopback
 
 from .harness import artifact_text, request, running_hub, send
 
@@ -32,6 +36,58 @@ async def test_the_example_config_serves_a_working_process_skill(
     assert done.status.state is TaskState.COMPLETED
     assert artifact_text(done).endswith("The prompt has 3 word(s).")
     assert [a.name for a in done.artifacts or []] == ["assistant-response", "summary"]
+
+
+@pytest.mark.anyio
+async def test_the_examples_thinking_is_a_status_update_and_the_answer_the_artifact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over real HTTP, as `a2a-hub send --stream` sees it: the example agent's `thinking` line
+    arrives as a working status, and the artifact holds the answer alone."""
+    monkeypatch.chdir(ROOT)
+    hub = Hub.from_config(ROOT / "config/examples/process-skills.yaml", env={})
+    async with (
+        serve_on_loopback(lambda url: hub.asgi_app(public_url=url)) as url,
+        build_http_client() as http,
+    ):
+        client = await A2AClient.from_url(url, http=http)
+        events: list[StreamResponse] = []
+        with anyio.fail_after(30):
+            meta = {"skill": "word-count"}
+            async with client.stream(user_message("three little words"), metadata=meta) as got:
+                events += [event async for event in got]
+            task_id = events[-1].status_update.task_id if events[-1].status_update else ""
+            answer = user_message("yes", task_id=task_id)
+            async with client.stream(answer) as got:
+                events += [event async for event in got]
+    statuses = [
+        (event.status_update.status.message.metadata or {}).get("processEvent")
+        for event in events
+        if event.status_update is not None and event.status_update.status.message is not None
+    ]
+    assert statuses[:4] == ["init", "thinking", "tool_use", "tool_result"]
+    thinking = [
+        event.status_update.status
+        for event in events
+        if event.status_update is not None
+        and event.status_update.status.message is not None
+        and (event.status_update.status.message.metadata or {}).get("processEvent") == "thinking"
+    ]
+    assert [status.state for status in thinking] == [TaskState.WORKING]
+    assert thinking[0].message is not None
+    assert thinking[0].message.text() == "The task is to count the words of the prompt. "
+    finished = {
+        event.artifact_update.artifact.name: event.artifact_update.artifact.parts
+        for event in events
+        if event.artifact_update is not None and event.artifact_update.last_chunk
+    }
+    assert [part.text for part in finished["assistant-response"]] == ["The prompt has 3 word(s)."]
+    assert [part.data for part in finished["summary"]] == [
+        {"summary": "counted the words", "stats": {"words": 3}}
+    ]
+    last = events[-1].status_update
+    assert last is not None
+    assert last.status.state is TaskState.COMPLETED
 
 
 def test_docs_describe_every_process_setting() -> None:

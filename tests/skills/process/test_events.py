@@ -25,11 +25,12 @@ def line(**event: object) -> str:
     return json.dumps(event)
 
 
-def test_text_and_thinking_are_response_text() -> None:
+def test_text_is_response_text_and_thinking_is_progress() -> None:
     assert parse_jsonl_line(line(type="text", text="Hi")) == ResponseText(text="Hi")
-    assert parse_jsonl_line(line(type="thinking", text="Hmm")) == ResponseText(
-        text="Hmm", thinking=True
-    )
+    event = parse_jsonl_line(line(type="thinking", text="Hmm"))
+    assert isinstance(event, Progress)
+    assert event.message.text() == "Hmm"
+    assert event.message.metadata == {"processEvent": "thinking"}
 
 
 def test_init_is_a_working_message_with_its_details() -> None:

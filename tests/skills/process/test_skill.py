@@ -55,6 +55,7 @@ async def test_every_jsonl_event_reaches_the_task_in_order() -> None:
     assert states(events)[-1] is S.COMPLETED
     assert status_texts(events) == [
         ("init", "started"),
+        ("thinking", "Let me look. "),
         ("tool_use", 'Bash {"command":"ls"}'),
         ("tool_result", "x" * 199 + "…"),
     ]
@@ -73,8 +74,8 @@ async def test_every_jsonl_event_reaches_the_task_in_order() -> None:
     assert response[0].append is False
     assert all(c.append for c in response[1:-1])
     whole = response[-1].artifact.parts
+    # The answer only: the thinking went out as a status update.
     assert [(p.text, p.metadata) for p in whole] == [
-        ("Let me look. ", {"kind": "thinking"}),
         ("Hello, worldthis line is not JSON {\n" + MYSTERY + "\n", None),
     ]
     summary = [c.artifact for c in chunks if c.artifact.name == "summary"]
@@ -86,8 +87,7 @@ async def test_stored_task_holds_the_merged_response_and_the_summary() -> None:
         task = await send(hub, request(skill="events"))
     assert task.status.state is S.COMPLETED
     assert artifact_text(task) == (
-        'Let me look. Hello, worldthis line is not JSON {\n{"type": "mystery", '
-        '"text": "unknown type"}\n'
+        'Hello, worldthis line is not JSON {\n{"type": "mystery", "text": "unknown type"}\n'
     )
     assert [a.name for a in task.artifacts or []] == ["assistant-response", "summary"]
 

@@ -1,0 +1,50 @@
+"""`a2a-hub card` and `a2a-hub skills`: what these settings would serve, read without a
+server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from hub.cli.outcome import OK, Running
+from hub.cli.settings import command_settings
+from hub.config import settle_default_skill
+from hub.server.card import CardDocument, build_card
+from hub.skills import configured_skills
+
+__all__ = ["card", "skills"]
+
+
+def card(args: argparse.Namespace, running: Running) -> int:
+    """Print the agent card the hub would serve, as JSON."""
+    settings = command_settings(args)
+    loaded = configured_skills(settings)
+    settings = settle_default_skill(settings, list(loaded))
+    built = build_card(settings, [local.card for local in loaded.values()])
+    print(json.dumps(json.loads(CardDocument.render(built).hybrid.body), indent=2))
+    return OK
+
+
+def skills(args: argparse.Namespace, running: Running) -> int:
+    """List the skills the settings load, marking the default one."""
+    settings = command_settings(args)
+    loaded = configured_skills(settings)
+    settings = settle_default_skill(settings, list(loaded))
+    if args.json:
+        listed = [
+            {
+                "id": local.skill_id,
+                "name": local.card.name,
+                "description": local.card.description,
+                "tags": list(local.card.tags),
+                "default": local.skill_id == settings.default_skill,
+            }
+            for local in loaded.values()
+        ]
+        print(json.dumps(listed, indent=2))
+        return OK
+    for local in loaded.values():
+        tags = ", ".join(local.card.tags) or "-"
+        default = "  (default)" if local.skill_id == settings.default_skill else ""
+        print(f"{local.skill_id}{default}\n  {local.card.description}\n  tags: {tags}")
+    return OK
