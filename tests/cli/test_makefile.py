@@ -67,4 +67,4 @@ def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> No
     assert "apt-get install -y -qq postgresql" in server_check
     # So is the browser the console's tests drive.
     assert "apt-get install -y -qq chromium" in server_check
-    assert lines[-1] == "VENV/bin/pytest -q"
+    assert lines[-1] == "VENV/bin/pytest -q -n 2"
