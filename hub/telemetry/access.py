@@ -159,6 +159,7 @@ async def _observe(
     quiet: bool,
 ) -> None:
     started = time.perf_counter()
+    path = _requested_path(scope)
     level = logging.DEBUG if quiet else logging.INFO
     logged = telemetry.access_log and access_log.isEnabledFor(level)
     span = None
@@ -201,7 +202,7 @@ async def _observe(
                 seconds=seconds,
             )
         if logged:
-            _log(scope, record, status, seconds, trace=trace, level=level)
+            _log(scope, path, record, status, seconds, trace=trace, level=level)
 
 
 def _incoming(scope: HTTPScope) -> tuple[str, str, str] | None:
@@ -240,18 +241,26 @@ def _server_span(telemetry: Telemetry, scope: HTTPScope) -> OpenSpan:
         trace_id, parent_id, flags = incoming
         parent = CallScope(trace_id=trace_id, parent_id=parent_id, flags=flags)
     span = telemetry.tracer.start(
-        f"{scope['method']} {scope['path']}",
+        f"{scope['method']} {_requested_path(scope)}",
         kind=SpanKind.SERVER,
         parent=parent,
-        attributes={"http.request.method": scope["method"], "url.path": scope["path"]},
+        attributes={"http.request.method": scope["method"], "url.path": _requested_path(scope)},
     )
     trace_id, span_id, flags = span.ids
     _point_at(scope, f"00-{trace_id}-{span_id}-{flags}")
     return span
 
 
+def _requested_path(scope: HTTPScope) -> str:
+    """The path the client asked for: a mounted app (`/mcp`) is routed with its mount point
+    cut from `path` before this middleware runs; `raw_path` keeps it."""
+    raw = scope.get("raw_path")
+    return raw.decode("latin-1") if raw else scope["path"]
+
+
 def _log(
     scope: HTTPScope,
+    path: str,
     record: RequestRecord,
     status: int,
     seconds: float,
@@ -263,7 +272,7 @@ def _log(
         "trace_id": trace[0],
         "span_id": trace[1],
         "http_method": scope["method"],
-        "path": scope["path"],
+        "path": path,
         "a2a_method": record.method,
         "status": status,
         "duration_ms": round(seconds * 1000, 2),
@@ -274,7 +283,7 @@ def _log(
         level,
         "%s %s %s %d %.1fms caller=%s",
         scope["method"],
-        scope["path"],
+        path,
         record.method or "-",
         status,
         seconds * 1000,

@@ -3,6 +3,7 @@ one of the caller's open streams."""
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import httpx
@@ -63,3 +64,21 @@ async def test_without_the_mcp_extra_the_door_says_how_to_install_it(
     assert refused.status_code == 400
     assert "pip install 'a2a-hub[mcp]'" in refused.json()["error"]["message"]
     assert refused.json()["error"]["details"][0]["reason"] == "UNSUPPORTED_OPERATION"
+
+
+async def test_the_access_line_of_an_mcp_request_names_mcp(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="hub.access")
+    settings = Settings(store=StoreSettings(kind="memory"))
+    app = create_app(
+        settings, store=MemoryTaskStore(), skills=load_skills([SkillRef(builtin="echo")])
+    )
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    async with (
+        LifespanManager(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://127.0.0.1") as http,
+    ):
+        await http.post("/mcp", json=body, headers={"Accept": "application/json"})
+    paths = [record.access["path"] for record in caplog.records if hasattr(record, "access")]
+    assert paths == ["/mcp"]

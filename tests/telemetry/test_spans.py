@@ -119,7 +119,7 @@ async def test_the_gateway_forwards_as_a_client_span_under_the_server_span(
     server = _one(servers, "SendMessage")
     (client,) = [span for span in spans if span.kind is SpanKind.CLIENT]
     assert server.attributes is not None
-    assert server.attributes["url.path"] == "/agents/helper"
+    assert server.attributes["url.path"] == "/agents/helper/"  # as requested
     assert (client.name, _parent(client)) == ("SendMessage", _id(server))
     assert client.context is not None
     assert server.context is not None
