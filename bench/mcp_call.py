@@ -35,6 +35,7 @@ from pathlib import Path
 import anyio
 
 from bench.load import percentile, run_load_sync
+from bench.spread import spread
 from bench.target import (
     RESULTS,
     RunningServer,
@@ -167,10 +168,7 @@ def _figure(
 
 
 def _cell(values: list[float], digits: int = 2) -> str:
-    if not values:
-        return "-"
-    low, high = min(values), max(values)
-    return f"{statistics.median(values):.{digits}f} ({low:.{digits}f} to {high:.{digits}f})"
+    return spread(values, digits) if values else "-"
 
 
 def _report(runs: list[_Run], concurrencies: list[int]) -> str:

@@ -46,11 +46,10 @@ async def test_an_open_listen_stream_is_one_of_the_callers_streams() -> None:
     assert refused.json()["error"]["details"][0]["reason"] == "LIMIT_EXCEEDED"
 
 
-async def test_without_the_mcp_extra_the_door_says_how_to_install_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # What an environment without the SDK looks like to the import system.
-    monkeypatch.setitem(sys.modules, "mcp", None)
+async def list_tools_in_process(
+    base_url: str, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    """POST a `tools/list` to `/mcp` of an echo hub served in process."""
     settings = Settings(store=StoreSettings(kind="memory"))
     app = create_app(
         settings, store=MemoryTaskStore(), skills=load_skills([SkillRef(builtin="echo")])
@@ -58,9 +57,17 @@ async def test_without_the_mcp_extra_the_door_says_how_to_install_it(
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     async with (
         LifespanManager(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://hub") as http,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url=base_url) as http,
     ):
-        refused = await http.post("/mcp", json=body)
+        return await http.post("/mcp", json=body, headers=headers)
+
+
+async def test_without_the_mcp_extra_the_door_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What an environment without the SDK looks like to the import system.
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    refused = await list_tools_in_process("http://hub")
     assert refused.status_code == 400
     assert "pip install 'a2a-hub[mcp]'" in refused.json()["error"]["message"]
     assert refused.json()["error"]["details"][0]["reason"] == "UNSUPPORTED_OPERATION"
@@ -70,15 +77,6 @@ async def test_the_access_line_of_an_mcp_request_names_mcp(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="hub.access")
-    settings = Settings(store=StoreSettings(kind="memory"))
-    app = create_app(
-        settings, store=MemoryTaskStore(), skills=load_skills([SkillRef(builtin="echo")])
-    )
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    async with (
-        LifespanManager(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://127.0.0.1") as http,
-    ):
-        await http.post("/mcp", json=body, headers={"Accept": "application/json"})
+    await list_tools_in_process("http://127.0.0.1", headers={"Accept": "application/json"})
     paths = [record.access["path"] for record in caplog.records if hasattr(record, "access")]
     assert paths == ["/mcp"]
