@@ -139,7 +139,7 @@ class OtelTracer:
     ) -> None:
         self.provider = provider
         self._tracer = provider.get_tracer("a2a-hub")
-        self._parent_based = parent_based
+        self.follows_parent = parent_based
         self._root_bound = root_bound
         self._ids = ids
 
@@ -148,7 +148,7 @@ class OtelTracer:
     ) -> _OtelSpan | _Unsampled:
         context = None
         if parent is not None:
-            if self._parent_based and not sampled(parent.flags):
+            if self.follows_parent and not sampled(parent.flags):
                 # The sampler would follow the parent's decision: skip the SDK's work.
                 return _Unsampled(parent.trace_id, parent.flags)
             remote = SpanContext(
