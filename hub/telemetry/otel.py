@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -102,15 +103,21 @@ class _Unsampled:
 
 
 class _ChosenTraceIds(RandomIdGenerator):
-    """Random ids, except that the next trace id may be chosen beforehand (the one a root
-    span's sampling decision was already taken on)."""
+    """Random ids, except that the next trace id a thread asks for may be chosen beforehand
+    (the one a root span's sampling decision was already taken on)."""
 
     def __init__(self) -> None:
-        self.chosen = 0
+        self._next = threading.local()
+
+    def choose(self, trace_id: int) -> None:
+        self._next.trace_id = trace_id
 
     def generate_trace_id(self) -> int:
-        chosen, self.chosen = self.chosen, 0
-        return chosen or super().generate_trace_id()
+        chosen: int = getattr(self._next, "trace_id", 0)
+        if not chosen:
+            return super().generate_trace_id()
+        self._next.trace_id = 0
+        return chosen
 
 
 _LOW_64 = TraceIdRatioBased.TRACE_ID_LIMIT
@@ -162,7 +169,7 @@ class OtelTracer:
             trace_id = self._ids.generate_trace_id()
             if trace_id & _LOW_64 >= self._root_bound:
                 return _Unsampled(format(trace_id, "032x"), "00")
-            self._ids.chosen = trace_id
+            self._ids.choose(trace_id)
         started = self._tracer.start_span(
             name, context=context, kind=_KINDS[kind], attributes=dict(attributes)
         )
