@@ -165,8 +165,10 @@ async def _observe(
     span = None
     trace = ("", "")
     if telemetry.tracer is not None and not quiet:
-        span = _server_span(telemetry, scope)
-        trace = span.ids[:2]
+        started_span = _server_span(telemetry, scope)
+        trace = started_span.ids[:2]
+        # A span that is not recorded takes nothing: no attributes, no status, no end.
+        span = started_span if started_span.is_recording() else None
     elif logged:
         trace = _trace_of(scope)
     record = RequestRecord(span)

@@ -11,6 +11,7 @@ from the sources `watch()` is given. The full list is in docs/observability.md.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -21,7 +22,12 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from hub.telemetry.overview import Overview, RequestWindow
@@ -35,6 +41,73 @@ BREAKER_VALUES = {"closed": 0, "half-open": 1, "open": 2}
 
 # Latencies from a millisecond (a local skill, a commit) to minutes (a swarm).
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+_BOUNDS = (*(repr(float(bound)) for bound in _BUCKETS), "+Inf")  # as the `le` label reads
+
+
+class _Timing:
+    """One histogram series: observations per bucket (not cumulative), their sum, when it
+    was first observed."""
+
+    __slots__ = ("created", "per_bucket", "total")
+
+    def __init__(self, created: float) -> None:
+        self.created = created
+        self.per_bucket = [0] * len(_BOUNDS)
+        self.total = 0.0
+
+
+class _CountedAndTimed(Collector):
+    """A counter and a histogram of the same events (`<name>_total` by all `labels`,
+    `<timed name>` by the first `timed` of them), kept in plain numbers as they happen and
+    turned into Prometheus families only when scraped: the exposition is the one
+    prometheus_client's `Counter` and `Histogram` give, without their per-update lock and
+    bucket walk."""
+
+    def __init__(
+        self,
+        counted: tuple[str, str],
+        timed_as: tuple[str, str],
+        labels: tuple[str, ...],
+        *,
+        timed: int,
+    ) -> None:
+        self._counted = counted
+        self._timed_as = timed_as
+        self._labels = labels
+        self._timed = timed
+        self._counts: dict[tuple[str, ...], list[float]] = {}
+        self._timings: dict[tuple[str, ...], _Timing] = {}
+
+    def add(self, labels: tuple[str, ...], seconds: float) -> None:
+        """One event labelled with `labels` that took `seconds`."""
+        counted = self._counts.get(labels)
+        if counted is None:
+            counted = self._counts[labels] = [0, time.time()]
+        counted[0] += 1
+        key = labels[: self._timed]
+        timing = self._timings.get(key)
+        if timing is None:
+            timing = self._timings[key] = _Timing(time.time())
+        timing.per_bucket[bisect_left(_BUCKETS, seconds)] += 1
+        timing.total += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        counter = CounterMetricFamily(*self._counted, labels=self._labels)
+        for labels, (count, created) in list(self._counts.items()):
+            counter.add_metric(labels, count, created=created)
+        yield counter
+        name = self._timed_as[0]
+        names = self._labels[: self._timed]
+        histogram = HistogramMetricFamily(*self._timed_as, labels=names)
+        for labels, timing in list(self._timings.items()):
+            cumulative, buckets = 0, []
+            for bound, count in zip(_BOUNDS, timing.per_bucket, strict=True):
+                cumulative += count
+                buckets.append((bound, float(cumulative)))
+            histogram.add_metric(labels, buckets, timing.total)
+            named = dict(zip(names, labels, strict=True))
+            histogram.add_sample(f"{name}_created", named, timing.created)
+        yield histogram
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,47 +162,42 @@ class HubMetrics:
         self.window = RequestWindow(clock=clock)
         self.started = clock()
         self._clock = clock
-        self._pairs: dict[tuple[int | str, ...], tuple[Counter, Histogram]] = {}
         registry = self.registry
-        self.requests = Counter(
-            "a2a_hub_requests",
-            "A2A requests served, by method, binding, protocol version and outcome",
-            ["method", "binding", "version", "outcome"],
-            registry=registry,
+        self._requests = _CountedAndTimed(
+            (
+                "a2a_hub_requests",
+                "A2A requests served, by method, binding, protocol version and outcome",
+            ),
+            (
+                "a2a_hub_request_duration_seconds",
+                "Time to answer an A2A request (a stream: until it closed)",
+            ),
+            ("method", "binding", "version", "outcome"),
+            timed=3,
         )
-        self.request_seconds = Histogram(
-            "a2a_hub_request_duration_seconds",
-            "Time to answer an A2A request (a stream: until it closed)",
-            ["method", "binding", "version"],
-            buckets=_BUCKETS,
-            registry=registry,
+        self._tasks = _CountedAndTimed(
+            (
+                "a2a_hub_tasks",
+                "Tasks whose skill run ended, by skill and the state it left the task in",
+            ),
+            ("a2a_hub_task_duration_seconds", "Time from a skill run's start to its end, by skill"),
+            ("skill", "state"),
+            timed=1,
         )
-        self.tasks = Counter(
-            "a2a_hub_tasks",
-            "Tasks whose skill run ended, by skill and the state it left the task in",
-            ["skill", "state"],
-            registry=registry,
+        self._partner_calls = _CountedAndTimed(
+            (
+                "a2a_hub_partner_calls",
+                "Calls to partner agents, by partner, A2A method and outcome",
+            ),
+            (
+                "a2a_hub_partner_call_duration_seconds",
+                "Time a partner call took (a stream: until it ended)",
+            ),
+            ("partner", "method", "outcome"),
+            timed=2,
         )
-        self.task_seconds = Histogram(
-            "a2a_hub_task_duration_seconds",
-            "Time from a skill run's start to its end, by skill",
-            ["skill"],
-            buckets=_BUCKETS,
-            registry=registry,
-        )
-        self.partner_calls = Counter(
-            "a2a_hub_partner_calls",
-            "Calls to partner agents, by partner, A2A method and outcome",
-            ["partner", "method", "outcome"],
-            registry=registry,
-        )
-        self.partner_seconds = Histogram(
-            "a2a_hub_partner_call_duration_seconds",
-            "Time a partner call took (a stream: until it ended)",
-            ["partner", "method"],
-            buckets=_BUCKETS,
-            registry=registry,
-        )
+        for counted in (self._requests, self._tasks, self._partner_calls):
+            registry.register(counted)
         self.swarm_runs = Counter(
             "a2a_hub_swarm_runs",
             "Swarms run, by strategy and outcome (ok: at least one branch answered)",
@@ -173,37 +241,16 @@ class HubMetrics:
         self, method: str, *, binding: str, version: str, outcome: str, seconds: float
     ) -> None:
         """Count one A2A request (`outcome`: `ok` or the error's type name)."""
-        labels = (method, binding, version, outcome)
-        self._count(self.requests, self.request_seconds, labels, timed=3, seconds=seconds)
+        self._requests.add((method, binding, version, outcome), seconds)
         self.window.add(error=outcome != "ok")
 
     def partner_call(self, partner: str, method: str, *, outcome: str, seconds: float) -> None:
         """Count one call to a partner."""
-        labels = (partner, method, outcome)
-        self._count(self.partner_calls, self.partner_seconds, labels, timed=2, seconds=seconds)
+        self._partner_calls.add((partner, method, outcome), seconds)
 
     def task(self, skill: str, *, state: str, seconds: float) -> None:
         """Count one skill run that ended, with the state it left its task in."""
-        self._count(self.tasks, self.task_seconds, (skill, state), timed=1, seconds=seconds)
-
-    def _count(
-        self,
-        counter: Counter,
-        timing: Histogram,
-        labels: tuple[str, ...],
-        *,
-        timed: int,
-        seconds: float,
-    ) -> None:
-        """Add one to `counter` labelled with `labels`, and `seconds` to `timing` labelled
-        with the first `timed` of them. The labelled pair is kept for the next time:
-        `labels()` costs more than the update itself, and the label sets are few."""
-        key: tuple[int | str, ...] = (id(counter), *labels)
-        pair = self._pairs.get(key)
-        if pair is None:
-            pair = self._pairs[key] = (counter.labels(*labels), timing.labels(*labels[:timed]))
-        pair[0].inc()
-        pair[1].observe(seconds)
+        self._tasks.add((skill, state), seconds)
 
     def swarm(self, strategy: str, *, ok: bool, branches: Iterable[str]) -> None:
         """Count one swarm run and how each of its branches ended."""

@@ -11,11 +11,14 @@ environment leaves unset.
 from __future__ import annotations
 
 import os
+import random
+import threading
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCode, TraceFlags
 
@@ -78,7 +81,7 @@ class _Unsampled:
     __slots__ = ("ids",)
 
     def __init__(self, trace_id: str, flags: str) -> None:
-        self.ids = (trace_id, os.urandom(8).hex(), flags)
+        self.ids = (trace_id, format(random.getrandbits(64) or 1, "016x"), flags)
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         return None
@@ -99,24 +102,60 @@ class _Unsampled:
         return None
 
 
+class _ChosenTraceIds(RandomIdGenerator):
+    """Random ids, except that the next trace id a thread asks for may be chosen beforehand
+    (the one a root span's sampling decision was already taken on)."""
+
+    def __init__(self) -> None:
+        self._next = threading.local()
+
+    def choose(self, trace_id: int) -> None:
+        self._next.trace_id = trace_id
+
+    def generate_trace_id(self) -> int:
+        chosen: int = getattr(self._next, "trace_id", 0)
+        if not chosen:
+            return super().generate_trace_id()
+        self._next.trace_id = 0
+        return chosen
+
+
+_LOW_64 = TraceIdRatioBased.TRACE_ID_LIMIT
+
+
 class OtelTracer:
     """Starts SDK spans with explicit parents (the call scope's) and owns the provider.
+
+    A trace that will not be recorded costs no SDK work: under a parent-based sampler a span
+    below an unrecorded parent, and under a trace-id ratio sampler (`root_bound`, the
+    sampler's bound) a new trace whose id falls outside the ratio, is an `_Unsampled` span
+    (ids only). The root decision is the sampler's own test on the same trace id, which the
+    SDK then uses for the span it records.
 
     Args:
         provider: the tracer provider (its processors export the spans).
     """
 
-    def __init__(self, provider: TracerProvider, *, parent_based: bool = True) -> None:
+    def __init__(
+        self,
+        provider: TracerProvider,
+        *,
+        parent_based: bool = True,
+        root_bound: int | None = None,
+        ids: _ChosenTraceIds | None = None,
+    ) -> None:
         self.provider = provider
         self._tracer = provider.get_tracer("a2a-hub")
-        self._parent_based = parent_based
+        self.follows_parent = parent_based
+        self._root_bound = root_bound
+        self._ids = ids
 
     def start(
         self, name: str, *, kind: SpanKind, parent: CallScope | None, attributes: Attributes
     ) -> _OtelSpan | _Unsampled:
         context = None
         if parent is not None:
-            if self._parent_based and not sampled(parent.flags):
+            if self.follows_parent and not sampled(parent.flags):
                 # The sampler would follow the parent's decision: skip the SDK's work.
                 return _Unsampled(parent.trace_id, parent.flags)
             remote = SpanContext(
@@ -126,6 +165,11 @@ class OtelTracer:
                 trace_flags=TraceFlags(int(parent.flags, 16)),
             )
             context = trace.set_span_in_context(NonRecordingSpan(remote))
+        elif self._root_bound is not None and self._ids is not None:
+            trace_id = self._ids.generate_trace_id()
+            if trace_id & _LOW_64 >= self._root_bound:
+                return _Unsampled(format(trace_id, "032x"), "00")
+            self._ids.choose(trace_id)
         started = self._tracer.start_span(
             name, context=context, kind=_KINDS[kind], attributes=dict(attributes)
         )
@@ -145,13 +189,40 @@ def build_otel_tracer(
         attributes[SERVICE_NAME] = settings.service_name
     elif not os.environ.get("OTEL_SERVICE_NAME"):
         attributes[SERVICE_NAME] = "a2a-hub"
-    sampler: Sampler | None = None
     configured = os.environ.get("OTEL_TRACES_SAMPLER", "").strip().lower()
-    if not configured:
-        sampler = ParentBased(TraceIdRatioBased(settings.sample_ratio))
-    provider = TracerProvider(resource=Resource.create(attributes), sampler=sampler)
+    ratio = _ratio_sampled(configured, settings.sample_ratio)
+    sampler: Sampler | None = None
+    if ratio is not None:
+        sampler = TraceIdRatioBased(ratio)
+        if configured != "traceidratio":
+            sampler = ParentBased(sampler)
+    ids = _ChosenTraceIds()
+    provider = TracerProvider(
+        resource=Resource.create(attributes), sampler=sampler, id_generator=ids
+    )
     provider.add_span_processor(processor or BatchSpanProcessor(_otlp_exporter(settings)))
-    return OtelTracer(provider, parent_based=not configured or configured.startswith("parentbased"))
+    return OtelTracer(
+        provider,
+        parent_based=not configured or configured.startswith("parentbased"),
+        root_bound=None if ratio is None else TraceIdRatioBased.get_bound_for_rate(ratio),
+        ids=ids,
+    )
+
+
+def _ratio_sampled(configured: str, default: float) -> float | None:
+    """The trace-id ratio new traces are sampled at, when the sampler is one (the settings'
+    ratio unless `OTEL_TRACES_SAMPLER` names a ratio sampler; its argument as the SDK reads
+    it: a rate in [0, 1], 1.0 when missing or unreadable). None: another sampler, which the
+    SDK builds from the environment itself."""
+    if not configured:
+        return default
+    if configured not in ("traceidratio", "parentbased_traceidratio"):
+        return None
+    try:
+        rate = float(os.environ.get("OTEL_TRACES_SAMPLER_ARG", ""))
+    except ValueError:
+        return 1.0
+    return rate if 0.0 <= rate <= 1.0 else 1.0
 
 
 def _otlp_exporter(settings: TraceSettings) -> SpanExporter:

@@ -6,8 +6,9 @@ the span, marked `recorded`, so the work inside (a nested span, a request to a p
 through the httpx request hook) carries the span's id. The OpenTelemetry SDK sees explicit
 parents only; its own context is never used.
 
-With tracing off `span()` returns a shared do-nothing context manager: a context-variable
-read and no allocation.
+With tracing off, and within a trace that is not recorded (under a parent-based sampler),
+`span()` returns a shared do-nothing context manager: a context-variable read or two and no
+allocation.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class SpanHandle(Protocol):
 
 class Tracer(Protocol):
     """Starts spans; `hub.telemetry.otel.OtelTracer` on the OpenTelemetry SDK."""
+
+    follows_parent: bool
+    """Whether a span below a parent that is not recorded is never recorded either (a
+    parent-based sampler)."""
 
     def start(
         self, name: str, *, kind: SpanKind, parent: CallScope | None, attributes: Attributes
@@ -173,12 +178,15 @@ class _Span:
 def span(
     name: str, *, kind: SpanKind = SpanKind.INTERNAL, attributes: Attributes | None = None
 ) -> _Span | _NoSpan:
-    """A context manager around one unit of work: a span when tracing is on (its handle is
-    what `with ... as` gives), nothing otherwise (`as` gives None).
+    """A context manager around one unit of work: a span when tracing is on and the trace is
+    recorded (its handle is what `with ... as` gives), nothing otherwise (`as` gives None).
 
     An exception leaving the block marks the span failed with its type as `error.type`.
     """
     tracer = current_telemetry().tracer
     if tracer is None:
         return _NO_SPAN
+    parent = current_scope()
+    if parent is not None and tracer.follows_parent and not sampled(parent.flags):
+        return _NO_SPAN  # a trace that is not recorded: nothing to start
     return _Span(tracer, name, kind, attributes or {})
