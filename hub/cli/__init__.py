@@ -111,6 +111,10 @@ def _closed_pipe() -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `a2a-hub` command."""
     running = Running(what="`a2a-hub`")
+    # httpx imports its own command line (rich, click, pygments: a tenth of a second) whenever
+    # those are installed, and Litestar installs them; this process never runs httpx's command
+    # line, so its module is marked absent and httpx falls back to its stub.
+    sys.modules.setdefault("httpx._main", None)
     try:
         # Inside the try: Ctrl-C while the command line is read is one line too.
         parser, commands = build_parser()

@@ -22,7 +22,7 @@ HTTP = ("httpx", "aiohttp", "httpx_aiohttp")
 PROBE = """\
 import contextlib, io, json, sys
 {setup}
-print(json.dumps(sorted(sys.modules)), file=sys.__stderr__)
+print(json.dumps(sorted(n for n, m in sys.modules.items() if m is not None)), file=sys.__stderr__)
 """
 
 
@@ -69,6 +69,13 @@ def test_help_version_and_usage_errors_load_no_http_library_and_no_server() -> N
     )
     assert "hub.cli.parser" in modules
     assert among(modules, SERVER + HTTP + ("hub.cli.direct", "hub.cli.agents")) == set()
+
+
+def test_a_client_command_loads_httpx_without_its_command_line() -> None:
+    # Port 9 (discard) on loopback: refused at once, so the command fails after its imports.
+    modules = loaded(run_main(["tasks", "list", "--url", "http://127.0.0.1:9"]))
+    assert {"httpx", "hub.cli.direct"} <= modules
+    assert among(modules, (*SERVER, "httpx._main", "rich", "pygments")) == set()
 
 
 def test_the_client_commands_load_no_server() -> None:
