@@ -90,3 +90,15 @@ def test_a_name_of_the_package_loads_only_what_it_needs() -> None:
     modules = loaded("from hub import TaskState, skill, Strategy")
     assert {"hub.protocol", "hub.skills", "hub.swarm.strategy"} <= modules
     assert among(modules, SERVER) == set()
+
+
+def test_the_served_app_is_built_without_jinja_or_aiohttp() -> None:
+    # The console's template engine is built on its first page, and the push notifier's
+    # webhook client imports aiohttp in the background once the app starts.
+    modules = loaded(
+        "from hub.runtime import Hub\n"
+        "app = Hub.from_config('bench/hub.yaml').asgi_app()\n"
+        "assert any(path.startswith('/ui') for path in app.route_handler_method_map)\n"
+    )
+    assert "hub.console" in modules
+    assert among(modules, ("jinja2", "litestar.plugins.jinja", "aiohttp", "httpx_aiohttp")) == set()
