@@ -7,7 +7,9 @@ against the command's own usage (exit 2) before anything is read or sent.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -56,7 +58,9 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
-        print(distribution_version())
+        # As argparse's own version action: a reader that went away (`| head -0`) is no error.
+        with contextlib.suppress(OSError):
+            sys.stdout.write(distribution_version() + "\n")
         parser.exit()
 
 
