@@ -73,9 +73,16 @@ def test_help_version_and_usage_errors_load_no_http_library_and_no_server() -> N
 
 def test_a_client_command_loads_httpx_without_its_command_line() -> None:
     # Port 9 (discard) on loopback: refused at once, so the command fails after its imports.
-    modules = loaded(run_main(["tasks", "list", "--url", "http://127.0.0.1:9"]))
+    modules = loaded(
+        run_main(
+            ["tasks", "list", "--url", "http://127.0.0.1:9"], ["send", "http://127.0.0.1:9", "hi"]
+        )
+    )
     assert {"httpx", "hub.cli.direct"} <= modules
-    assert among(modules, (*SERVER, "httpx._main", "rich", "pygments")) == set()
+    # Nor the settings models and YAML: the URL is given, no settings file is read.
+    assert (
+        among(modules, (*SERVER, "httpx._main", "rich", "pygments", "hub.config", "yaml")) == set()
+    )
 
 
 def test_the_client_commands_load_no_server() -> None:
