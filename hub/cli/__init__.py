@@ -111,6 +111,11 @@ def _closed_pipe() -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the `a2a-hub` command."""
     running = Running(what="`a2a-hub`")
+    # httpx imports its own command line (rich, click, pygments: a tenth of a second) whenever
+    # those are installed, and Litestar installs them; this process never runs httpx's command
+    # line, so its module is marked absent (None in sys.modules: the import system's own way
+    # to say so, which typeshed's type for sys.modules leaves out) and httpx uses its stub.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         # Inside the try: Ctrl-C while the command line is read is one line too.
         parser, commands = build_parser()

@@ -13,7 +13,6 @@ import httpx
 from hub.cli.compose import compose_headers, compose_message, compose_metadata
 from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
 from hub.cli.render import answer_hint, describe, task_row
-from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
 from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
@@ -169,7 +168,13 @@ async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
     if args.action != "list" and not args.task_id:
         raise UsageError(f"tasks {args.action} needs a TASK_ID")
-    url = args.url or command_settings(args).server.base_url()
+    if args.url is None:
+        # Imported here: with --url, the settings models and YAML are never needed.
+        from hub.cli.settings import command_settings
+
+        url = command_settings(args).server.base_url()
+    else:
+        url = args.url
     running.url, running.url_from_settings = url, args.url is None
     answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:

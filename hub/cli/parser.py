@@ -7,9 +7,10 @@ against the command's own usage (exit 2) before anything is read or sent.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NoReturn
 
 from hub.protocol.requests import MAX_PAGE_SIZE
@@ -40,10 +41,27 @@ environment variables (a flag wins over the variable, the variable over the file
 def distribution_version() -> str:
     """`a2a-hub 0.1.0`: the distribution's name and version, so a user can tell this `hub`
     package from another one of the same import name."""
+    # Imported here: reading the installed metadata costs more than `--help` itself.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return f"{DISTRIBUTION} {version(DISTRIBUTION)}"
     except PackageNotFoundError:
         return f"{DISTRIBUTION} (not installed: run from a source tree)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: the version is read from the installed metadata when it is asked for,
+    not whenever the parser is built."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        # As argparse's own version action: a reader that went away (`| head -0`) is no error.
+        with contextlib.suppress(OSError):
+            sys.stdout.write(distribution_version() + "\n")
+        parser.exit()
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -117,7 +135,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     parser = argparse.ArgumentParser(
         prog="a2a-hub", description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--version", action="version", version=distribution_version())
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     configured = argparse.ArgumentParser(add_help=False)
     configured.add_argument("--config", help="settings file (default: config/hub.yaml)")
     commands = parser.add_subparsers(

@@ -3,8 +3,9 @@
 from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
 from hub.client.card_cache import CARD_PATH, CardCache, CardListener, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
+from hub.client.deferred_transport import DeferredTransport
 from hub.client.guard import GuardedTransport, UrlGuard
-from hub.client.http_client import build_http_client
+from hub.client.http_client import build_http_client, connection_limits
 from hub.client.http_errors import fault_of, translate_http_errors
 from hub.client.interface import choose_interface
 from hub.client.jsonrpc import JsonRpcTransport
@@ -22,6 +23,7 @@ __all__ = [
     "CardCache",
     "CardListener",
     "CircuitBreaker",
+    "DeferredTransport",
     "EventStream",
     "GuardedTransport",
     "JsonRpcTransport",
@@ -35,6 +37,7 @@ __all__ = [
     "build_http_client",
     "card_url",
     "choose_interface",
+    "connection_limits",
     "fault_of",
     "translate_http_errors",
     "user_message",

@@ -23,13 +23,17 @@ import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import anyio
 import httpx
 
-from hub.config import PushSettings
 from hub.errors import UnsafeUrlError
+
+if TYPE_CHECKING:
+    # Only named: a client command that checks no webhook does not load the settings models.
+    from hub.config import PushSettings
 
 __all__ = [
     "CheckedUrl",

@@ -27,7 +27,19 @@ import httpx
 from hub.client.guard import GuardedTransport, UrlGuard
 from hub.protocol.trace import outgoing_headers
 
-__all__ = ["RequestTemplate", "add_trace_headers", "build_http_client", "send_request"]
+__all__ = [
+    "RequestTemplate",
+    "add_trace_headers",
+    "build_http_client",
+    "connection_limits",
+    "send_request",
+]
+
+
+def connection_limits(max_connections: int = 512, max_keepalive: int = 64) -> httpx.Limits:
+    """The connection pool's bounds: connections open at once, all partners together, and
+    idle connections kept for reuse."""
+    return httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
 
 
 def build_http_client(
@@ -49,15 +61,13 @@ def build_http_client(
         guard: when given, every request's URL is checked by it and sent to the address it
             checked (`GuardedTransport`): for URLs a caller chose.
         transport: instead of aiohttp's, for a process that makes a request or two and
-            exits (the CLI): importing aiohttp costs more than it saves there.
+            exits (the CLI): importing aiohttp costs more than it saves there; or a
+            `DeferredTransport`, for a server that should not wait for the import.
     """
     if transport is None:
         from httpx_aiohttp import AiohttpTransport  # imported only by those who use it
 
-        limits = httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_keepalive
-        )
-        transport = AiohttpTransport(limits=limits)
+        transport = AiohttpTransport(limits=connection_limits(max_connections, max_keepalive))
     if guard is not None:
         transport = GuardedTransport(transport, guard)
     return httpx.AsyncClient(

@@ -14,10 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from litestar import Response, Router
 from litestar.datastructures import ResponseHeader
-from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
@@ -30,6 +28,7 @@ from hub.console.partners import PARTNER_ROUTES
 from hub.console.state import ConsoleState
 from hub.console.task_page import TASK_ROUTES
 from hub.console.tasks import TASK_LIST_ROUTES
+from hub.console.template_engine import DeferredJinjaEngine
 from hub.console.traffic import TrafficSource
 from hub.console.tryit import TRY_ROUTES
 from hub.protocol import AgentSkill
@@ -56,7 +55,7 @@ class Console:
     """What the app needs to serve the console: its router, its templates, its state."""
 
     router: Router
-    templates: TemplateConfig[JinjaTemplateEngine]
+    templates: TemplateConfig[DeferredJinjaEngine]
     state: ConsoleState
 
 
@@ -89,13 +88,6 @@ def build_console(
         skills: the card entries of the local skills, by id.
         traffic: the hub's request rate and error rate, when it measures them.
     """
-    environment = Environment(
-        loader=PackageLoader("hub.console", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
     static = create_static_files_router(
         path="/static",
         directories=[Path(__file__).parent / "static"],
@@ -126,6 +118,6 @@ def build_console(
     )
     return Console(
         router=router,
-        templates=TemplateConfig(instance=JinjaTemplateEngine.from_environment(environment)),
+        templates=TemplateConfig(instance=DeferredJinjaEngine()),
         state=state,
     )

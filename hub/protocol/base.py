@@ -62,6 +62,9 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         extra="ignore",
+        # Validators and serializers are built when a model is first used, not at import:
+        # a command (or a server's first request) pays only for the models it uses.
+        defer_build=True,
     )
 
     def to_json(self) -> bytes:

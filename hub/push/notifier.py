@@ -23,7 +23,7 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from hub.client import build_http_client
+from hub.client import DeferredTransport, build_http_client, connection_limits
 from hub.client.guard import Resolver, UrlGuard
 from hub.config import PushSettings
 from hub.errors import (
@@ -108,9 +108,15 @@ class PushNotifier:
     async def __aenter__(self) -> PushNotifier:
         self._route_all(await self._store.find_push_configs(LIVE_STATES))
         http = self._http
+        deferred: DeferredTransport | None = None
         if http is None:
+            # aiohttp is imported in the background: the first request is not served later
+            # for it, and the first webhook (sent later still) finds it built.
+            deferred = DeferredTransport(connection_limits())
             # Redirects are not followed: httpx's default, and every request says so too.
-            http = self._own_http = build_http_client(timeout=httpx.Timeout(self._settings.timeout))
+            http = self._own_http = build_http_client(
+                timeout=httpx.Timeout(self._settings.timeout), transport=deferred
+            )
         delivery = WebhookDelivery(
             http=http,
             guard=self.guard,
@@ -120,6 +126,8 @@ class PushNotifier:
         self._sender = PushSender(delivery, throttle=self._settings.throttle)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        if deferred is not None:
+            self._group.start_soon(deferred.prepare)
         self._sender.bind(self._group)
         if isinstance(self._store, SharedTaskStore):
             # Replicas: a config made on another replica is routed here too, so whichever

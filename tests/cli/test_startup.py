@@ -22,7 +22,7 @@ HTTP = ("httpx", "aiohttp", "httpx_aiohttp")
 PROBE = """\
 import contextlib, io, json, sys
 {setup}
-print(json.dumps(sorted(sys.modules)), file=sys.__stderr__)
+print(json.dumps(sorted(n for n, m in sys.modules.items() if m is not None)), file=sys.__stderr__)
 """
 
 
@@ -71,6 +71,20 @@ def test_help_version_and_usage_errors_load_no_http_library_and_no_server() -> N
     assert among(modules, SERVER + HTTP + ("hub.cli.direct", "hub.cli.agents")) == set()
 
 
+def test_a_client_command_loads_httpx_without_its_command_line() -> None:
+    # Port 9 (discard) on loopback: refused at once, so the command fails after its imports.
+    modules = loaded(
+        run_main(
+            ["tasks", "list", "--url", "http://127.0.0.1:9"], ["send", "http://127.0.0.1:9", "hi"]
+        )
+    )
+    assert {"httpx", "hub.cli.direct"} <= modules
+    # Nor the settings models and YAML: the URL is given, no settings file is read.
+    assert (
+        among(modules, (*SERVER, "httpx._main", "rich", "pygments", "hub.config", "yaml")) == set()
+    )
+
+
 def test_the_client_commands_load_no_server() -> None:
     modules = loaded("import hub.cli.direct, hub.cli.agents")
     assert "httpx" in modules  # what they need, they load
@@ -83,3 +97,15 @@ def test_a_name_of_the_package_loads_only_what_it_needs() -> None:
     modules = loaded("from hub import TaskState, skill, Strategy")
     assert {"hub.protocol", "hub.skills", "hub.swarm.strategy"} <= modules
     assert among(modules, SERVER) == set()
+
+
+def test_the_served_app_is_built_without_jinja_or_aiohttp() -> None:
+    # The console's template engine is built on its first page, and the push notifier's
+    # webhook client imports aiohttp in the background once the app starts.
+    modules = loaded(
+        "from hub.runtime import Hub\n"
+        "app = Hub.from_config('bench/hub.yaml').asgi_app()\n"
+        "assert any(path.startswith('/ui') for path in app.route_handler_method_map)\n"
+    )
+    assert "hub.console" in modules
+    assert among(modules, ("jinja2", "litestar.plugins.jinja", "aiohttp", "httpx_aiohttp")) == set()
