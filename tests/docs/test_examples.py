@@ -26,6 +26,7 @@ import pytest
 
 from hub import Hub, Skill
 from hub.client import A2AClient, build_http_client, user_message
+from hub.config import Settings, StoreSettings
 from hub.protocol import Task, TaskState
 from hub.testing import serve_on_loopback
 from tests.e2e.hubproc import hub_process
@@ -98,7 +99,9 @@ def _example_skills() -> list[Skill]:
 async def test_the_skills_the_examples_define_are_served_and_answer() -> None:
     skills = _example_skills()
     assert {"summarize", "count", "interview", "greet"} <= {s.skill_id for s in skills}
-    hub = Hub(skills=skills, agents=ROOT / "tests" / "docs" / "no-agents.yaml")
+    # In memory: the repository's own var/hub.db is the user's `make run` store.
+    memory = Settings(store=StoreSettings(kind="memory"))
+    hub = Hub(memory, skills=skills, agents=ROOT / "tests" / "docs" / "no-agents.yaml")
     async with (
         serve_on_loopback(lambda url: hub.asgi_app(public_url=url)) as url,
         build_http_client() as http,
