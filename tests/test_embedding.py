@@ -18,6 +18,13 @@ from hub.testing import serve_on_loopback
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture(autouse=True)
+def in_a_folder_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default settings keep tasks in ./var/hub.db: here, not in the repository (whose
+    var/hub.db is the user's `make run` store)."""
+    monkeypatch.chdir(tmp_path)
+
+
 @skill(id="greet", description="Greets whoever writes.")
 async def greet(ctx: SkillContext) -> str:
     return f"Hello, {ctx.text}!"
