@@ -13,13 +13,8 @@ import anyio
 from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
     AgentSkill,
     TaskState,
 )
@@ -32,6 +27,7 @@ from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
+from tests.sdk_agents import sdk_agent
 
 WAIT = "wait"
 
@@ -60,49 +56,34 @@ class EchoOrWaitExecutor(AgentExecutor):
         await updater.cancel()
 
 
-def _card(url: str, binding: str, version: str) -> AgentCard:
-    return AgentCard(
+_ECHO = AgentSkill(id="echo", name="Echo", description="echoes", tags=["echo"])
+
+
+def _sdk(url: str, binding: str, version: str) -> Starlette:
+    return sdk_agent(
+        url,
+        EchoOrWaitExecutor(),
         name=f"sdk-{binding.lower()}-{version}",
         description="a2a-sdk partner for the client tests",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
-        ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["echo"])],
-    )
-
-
-def _handler(card: AgentCard) -> DefaultRequestHandler:
-    return DefaultRequestHandler(
-        agent_executor=EchoOrWaitExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        skill=_ECHO,
+        binding=binding,
+        version=version,
     )
 
 
 def sdk_jsonrpc(url: str) -> Starlette:
     """The SDK speaking A2A 1.0 over JSON-RPC at `/`."""
-    card = _card(url + "/", "JSONRPC", "1.0")
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(_handler(card), "/")]
-    return Starlette(routes=routes)
+    return _sdk(url, "JSONRPC", "1.0")
 
 
 def sdk_rest(url: str) -> Starlette:
     """The SDK speaking A2A 1.0 over HTTP+JSON only."""
-    card = _card(url, "HTTP+JSON", "1.0")
-    routes = [*create_agent_card_routes(card), *create_rest_routes(_handler(card))]
-    return Starlette(routes=routes)
+    return _sdk(url, "HTTP+JSON", "1.0")
 
 
 def sdk_v03(url: str) -> Starlette:
     """The SDK in its 0.3 mode: a card with only a 0.3 JSON-RPC interface."""
-    card = _card(url + "/", "JSONRPC", "0.3")
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(_handler(card), "/", enable_v0_3_compat=True),
-    ]
-    return Starlette(routes=routes)
+    return _sdk(url, "JSONRPC", "0.3")
 
 
 @skill(id="router", description="echoes, or works until canceled when asked to wait")

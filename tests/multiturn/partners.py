@@ -25,17 +25,14 @@ from collections.abc import Callable
 from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
     AgentSkill,
     TaskState,
 )
 from starlette.applications import Starlette
+
+from tests.sdk_agents import sdk_agent
 
 QUESTION = "What is your name?"
 QUESTION_AGAIN = "Once more, please: what is your name?"
@@ -88,26 +85,14 @@ def asking_partner(
     `protocol` over `binding` ("JSONRPC" or "HTTP+JSON", the latter 1.0 only)."""
 
     def build(url: str) -> Starlette:
-        endpoint = url + "/" if binding == "JSONRPC" else url
-        card = AgentCard(
+        return sdk_agent(
+            url,
+            AskingExecutor(opening),
             name=f"asker-{opening}-{protocol}-{binding.lower()}",
             description="asks for a name, then greets it",
-            version="1.0.0",
-            supported_interfaces=[
-                AgentInterface(url=endpoint, protocol_binding=binding, protocol_version=protocol)
-            ],
-            capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-            default_input_modes=["text/plain"],
-            default_output_modes=["text/plain"],
-            skills=[AgentSkill(id="greet", name="Greet", description="greets", tags=["greet"])],
+            skill=AgentSkill(id="greet", name="Greet", description="greets", tags=["greet"]),
+            binding=binding,
+            version=protocol,
         )
-        handler = DefaultRequestHandler(
-            agent_executor=AskingExecutor(opening), task_store=InMemoryTaskStore(), agent_card=card
-        )
-        if binding == "JSONRPC":
-            routes = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=protocol == "0.3")
-        else:
-            routes = create_rest_routes(handler)
-        return Starlette(routes=[*create_agent_card_routes(card), *routes])
 
     return build

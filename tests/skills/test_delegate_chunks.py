@@ -12,10 +12,8 @@ import pytest
 from a2a.helpers.proto_helpers import new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import AgentSkill
 from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from starlette.applications import Starlette
 
@@ -25,6 +23,7 @@ from hub.registry import load_registry
 from hub.skills.delegate import delegate
 from hub.testing import serve_on_loopback
 from tests.hubs import memory_hub
+from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -58,22 +57,13 @@ class ChunkingExecutor(AgentExecutor):
 
 
 def _chunker(url: str) -> Starlette:
-    card = AgentCard(
+    return sdk_agent(
+        url,
+        ChunkingExecutor(),
         name="chunker",
         description="sends its answer in chunks",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
-        capabilities=AgentCapabilities(streaming=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="chunks", name="Chunks", description="chunks", tags=["chunks"])],
+        skill=AgentSkill(id="chunks", name="Chunks", description="chunks", tags=["chunks"]),
     )
-    handler = DefaultRequestHandler(
-        agent_executor=ChunkingExecutor(), task_store=InMemoryTaskStore(), agent_card=card
-    )
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
 
 
 @pytest.fixture

@@ -17,13 +17,10 @@ import pytest
 from a2a.helpers.proto_helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import AgentSkill
 from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from litestar import Litestar
-from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hub.client import A2AClient, user_message
@@ -36,6 +33,7 @@ from hub.skills.swarm import swarm
 from hub.store import ChildRecord, MemoryTaskStore, TaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
+from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -110,23 +108,16 @@ class Loser:
 
 def _loser(loser: HangingExecutor, *, streaming: bool) -> Any:
     def build(url: str) -> StreamWatch:
-        card = AgentCard(
-            name="hanging",
-            description="holds the request open without naming its task",
-            version="1.0.0",
-            supported_interfaces=[
-                AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")
-            ],
-            capabilities=AgentCapabilities(streaming=streaming),
-            default_input_modes=["text/plain"],
-            default_output_modes=["text/plain"],
-            skills=[AgentSkill(id="work", name="Work", description="works", tags=["race"])],
+        return StreamWatch(
+            sdk_agent(
+                url,
+                loser,
+                name="hanging",
+                description="holds the request open without naming its task",
+                skill=AgentSkill(id="work", name="Work", description="works", tags=["race"]),
+                streaming=streaming,
+            )
         )
-        handler = DefaultRequestHandler(
-            agent_executor=loser, task_store=InMemoryTaskStore(), agent_card=card
-        )
-        routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
-        return StreamWatch(Starlette(routes=routes))
 
     return build
 

@@ -1,0 +1,53 @@
+"""A partner agent on the official a2a-sdk, for the tests that need one: its card and the
+Starlette app that serves it, over JSON-RPC (1.0, or 0.3 through the SDK's compatibility
+mode) or HTTP+JSON."""
+
+from __future__ import annotations
+
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from starlette.applications import Starlette
+
+__all__ = ["sdk_agent"]
+
+
+def sdk_agent(
+    url: str,
+    executor: AgentExecutor,
+    *,
+    name: str,
+    description: str,
+    skill: AgentSkill,
+    binding: str = "JSONRPC",
+    version: str = "1.0",
+    streaming: bool = True,
+) -> Starlette:
+    """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
+    one interface of `binding` and `version` and the one `skill`."""
+    card = AgentCard(
+        name=name,
+        description=description,
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(
+                url=url + "/" if binding == "JSONRPC" else url,
+                protocol_binding=binding,
+                protocol_version=version,
+            )
+        ],
+        capabilities=AgentCapabilities(streaming=streaming, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[skill],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+    if binding == "JSONRPC":
+        routes = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=version == "0.3")
+    else:
+        routes = create_rest_routes(handler)
+    return Starlette(routes=[*create_agent_card_routes(card), *routes])
