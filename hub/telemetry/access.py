@@ -159,7 +159,6 @@ async def _observe(
     quiet: bool,
 ) -> None:
     started = time.perf_counter()
-    path = _requested_path(scope)
     level = logging.DEBUG if quiet else logging.INFO
     logged = telemetry.access_log and access_log.isEnabledFor(level)
     span = None
@@ -204,7 +203,7 @@ async def _observe(
                 seconds=seconds,
             )
         if logged:
-            _log(scope, path, record, status, seconds, trace=trace, level=level)
+            _log(scope, record, status, seconds, trace=trace, level=level)
 
 
 def _incoming(scope: HTTPScope) -> tuple[str, str, str] | None:
@@ -242,11 +241,12 @@ def _server_span(telemetry: Telemetry, scope: HTTPScope) -> OpenSpan:
     if incoming is not None:
         trace_id, parent_id, flags = incoming
         parent = CallScope(trace_id=trace_id, parent_id=parent_id, flags=flags)
+    path = _requested_path(scope)
     span = telemetry.tracer.start(
-        f"{scope['method']} {_requested_path(scope)}",
+        f"{scope['method']} {path}",
         kind=SpanKind.SERVER,
         parent=parent,
-        attributes={"http.request.method": scope["method"], "url.path": _requested_path(scope)},
+        attributes={"http.request.method": scope["method"], "url.path": path},
     )
     trace_id, span_id, flags = span.ids
     _point_at(scope, f"00-{trace_id}-{span_id}-{flags}")
@@ -262,7 +262,6 @@ def _requested_path(scope: HTTPScope) -> str:
 
 def _log(
     scope: HTTPScope,
-    path: str,
     record: RequestRecord,
     status: int,
     seconds: float,
@@ -270,6 +269,7 @@ def _log(
     trace: tuple[str, str],
     level: int,
 ) -> None:
+    path = _requested_path(scope)
     fields = {
         "trace_id": trace[0],
         "span_id": trace[1],
