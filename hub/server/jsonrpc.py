@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
-from litestar.response.streaming import ASGIStreamingResponse
 from litestar.types import Receive, Scope, Send
 
 from hub.errors import MethodNotFoundError, ProtocolError
@@ -32,7 +31,7 @@ from hub.server.extensions import echo_headers, requested_extensions
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.operations import A2AOperations
-from hub.server.sse import sse_frames
+from hub.server.sse import send_event_stream, sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
@@ -229,10 +228,7 @@ async def handle_jsonrpc(
     release = slot.release if slot is not None else None
     frames = sse_frames(result, frame, keepalive=state.settings.server.keepalive, on_close=release)
     try:
-        response = ASGIStreamingResponse(
-            iterator=frames, media_type="text/event-stream", headers={**SSE_HEADERS, **echo}
-        )
-        await response(scope, receive, send)
+        await send_event_stream(receive, send, frames, headers={**SSE_HEADERS, **echo})
     finally:
         if slot is not None:  # also when the body never started (the client left at once)
             slot.release()
