@@ -229,6 +229,12 @@ class AgentEntry(StrictModel):
             )
         if not parts.hostname:
             raise PydanticCustomError("url_host", "the URL has no host")
+        if parts.username is not None or parts.password is not None:
+            raise PydanticCustomError(
+                "url_credentials",
+                "the URL carries a user name or password; put the partner's credentials in "
+                "its 'auth' section (bearer, api_key or headers), which is never logged",
+            )
         return url
 
     @field_validator("card", mode="before")

@@ -107,6 +107,23 @@ def test_a_weight_must_be_a_positive_finite_number(weight: float) -> None:
         AgentEntry(name="a", url="https://a.example.com", weight=weight)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://ops:s3cret@a.example.com",
+        "http://ops@127.0.0.1:8001/",
+        "https://:s3cret@a.example.com",
+    ],
+)
+def test_a_url_carrying_credentials_is_refused_without_echoing_them(url: str) -> None:
+    with pytest.raises(ValidationError) as raised:
+        AgentEntry(name="a", url=url)
+    [error] = raised.value.errors()
+    assert error["type"] == "url_credentials"
+    assert "'auth' section" in error["msg"]
+    assert "s3cret" not in error["msg"]
+
+
 @pytest.mark.parametrize("url", ["https://a.example.com:99999", "https://[::1", "mailto:a@b.c"])
 def test_a_url_that_is_not_http_is_refused(url: str) -> None:
     with pytest.raises(ValidationError):
