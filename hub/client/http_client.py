@@ -118,14 +118,23 @@ class RequestTemplate:
         self._extensions = built.extensions
 
     def build(self, content: bytes) -> httpx.Request:
-        """A request carrying `content`."""
-        return httpx.Request(
+        """A request carrying `content`.
+
+        The headers are complete here (the template's, which hold `Host`, and the body's
+        length), so the request is made from a byte stream: httpx then adds no headers of its
+        own, and skips the look-ups (each a `KeyError` on a miss) that fill them in.
+        """
+        headers = self._headers.copy()
+        headers["Content-Length"] = str(len(content))
+        request = httpx.Request(
             self.method,
             self.url,
-            headers=self._headers,
-            content=content,
+            headers=headers,
+            stream=httpx.ByteStream(content),
             extensions=dict(self._extensions),
         )
+        request.read()  # the body as `request.content`, as a request made from bytes has it
+        return request
 
 
 async def send_request(
