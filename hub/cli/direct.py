@@ -58,7 +58,33 @@ def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, s
 def cli_http_client() -> httpx.AsyncClient:
     """The HTTP client of a command that talks to an agent by URL: on httpx's own transport,
     as a command that sends a request or two need not load aiohttp."""
-    return build_http_client(transport=httpx.AsyncHTTPTransport())
+    return build_http_client(transport=_CommandTransport())
+
+
+class _CommandTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, with TLS set up on the first `https` request.
+
+    Building a verifying transport loads the certificate store (about 20 ms); a command that
+    talks to an `http://` agent sends its requests on a transport with no TLS to set up, and
+    an `https` URL, whenever one comes (a card may name one), always goes through a
+    transport that verifies certificates.
+    """
+
+    def __init__(self) -> None:
+        self._plain = httpx.AsyncHTTPTransport(verify=False)  # never used for https
+        self._tls: httpx.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme != "https":
+            return await self._plain.handle_async_request(request)
+        if self._tls is None:
+            self._tls = httpx.AsyncHTTPTransport()
+        return await self._tls.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._tls is not None:
+            await self._tls.aclose()
 
 
 @asynccontextmanager
