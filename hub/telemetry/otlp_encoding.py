@@ -32,7 +32,8 @@ from functools import lru_cache
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, SpanContext, SpanKind
+from opentelemetry.trace import Link, SpanKind, StatusCode
+from opentelemetry.trace.span import TraceState
 
 __all__ = ["encode_spans"]
 
@@ -101,6 +102,12 @@ _REMOTE_PARENT = _FLAGS + (0x300).to_bytes(4, "little")
 _LINK_LOCAL = _LINK_FLAGS + (0x100).to_bytes(4, "little")
 _LINK_REMOTE = _LINK_FLAGS + (0x300).to_bytes(4, "little")
 _KINDS = {kind: _KIND + _varint(kind.value + 1) for kind in SpanKind}
+# The ids' fields with their fixed lengths.
+_TRACE_ID_16, _SPAN_ID_8, _PARENT_SPAN_ID_8 = (
+    _TRACE_ID + b"\x10",
+    _SPAN_ID + b"\x08",
+    _PARENT_SPAN_ID + b"\x08",
+)
 
 _fixed64 = struct.Struct("<Q").pack
 _double = struct.Struct("<d").pack
@@ -118,6 +125,10 @@ def _text(tag: bytes, text: str | None) -> bytes:
 
 def _count(tag: bytes, count: int) -> bytes:
     return tag + _varint(count) if count else b""
+
+
+# A status without a message: its code alone (an empty status when unset).
+_STATUSES = {code: _field(_STATUS, _count(_STATUS_CODE, code.value)) for code in StatusCode}
 
 
 def _any_value(value: object) -> bytes:
@@ -192,10 +203,7 @@ def _string_attribute(tag: bytes, key: str, value: str) -> bytes:
     return _field(tag, _key_value(key, value))
 
 
-def _trace_state(context: SpanContext) -> bytes:
-    state = context.trace_state
-    if state is None:
-        return b""
+def _trace_state(state: TraceState) -> bytes:
     return _text(_TRACE_STATE, ",".join([f"{key}={value}" for key, value in state.items()]))
 
 
@@ -205,38 +213,41 @@ def _span(span: ReadableSpan) -> bytes:
         raise ValueError(f"span {span.name!r} has no span context")
     parent = span.parent
     parts = [
-        _TRACE_ID,
-        b"\x10",
+        _TRACE_ID_16,
         context.trace_id.to_bytes(16, "big"),
-        _SPAN_ID,
-        b"\x08",
+        _SPAN_ID_8,
         context.span_id.to_bytes(8, "big"),
-        _trace_state(context),
     ]
+    if context.trace_state:
+        parts.append(_trace_state(context.trace_state))
     if parent is not None:
-        parts += (_PARENT_SPAN_ID, b"\x08", parent.span_id.to_bytes(8, "big"))
-    parts += (_text(_NAME, span.name), _KINDS[span.kind])
+        parts += (_PARENT_SPAN_ID_8, parent.span_id.to_bytes(8, "big"))
+    if span.name:
+        parts.append(_field(_NAME, span.name.encode()))
+    parts.append(_KINDS[span.kind])
     if span.start_time:
         parts += (_START_TIME, _fixed64(span.start_time))
     if span.end_time:
         parts += (_END_TIME, _fixed64(span.end_time))
-    parts += (
-        _attributes(_ATTRIBUTES, span.attributes),
-        _count(_DROPPED_ATTRIBUTES, span.dropped_attributes),
-    )
-    parts += [_field(_EVENTS, _event(event)) for event in span.events]
-    parts.append(_count(_DROPPED_EVENTS, span.dropped_events))
-    parts += [_field(_LINKS, _link(link)) for link in span.links]
+    if span.attributes:
+        parts.append(_attributes(_ATTRIBUTES, span.attributes))
+    if span.dropped_attributes:
+        parts += (_DROPPED_ATTRIBUTES, _varint(span.dropped_attributes))
+    if span.events:
+        parts += [_field(_EVENTS, _event(event)) for event in span.events]
+    if span.dropped_events:
+        parts += (_DROPPED_EVENTS, _varint(span.dropped_events))
+    if span.links:
+        parts += [_field(_LINKS, _link(link)) for link in span.links]
+    if span.dropped_links:
+        parts += (_DROPPED_LINKS, _varint(span.dropped_links))
     status = span.status
-    parts += (
-        _count(_DROPPED_LINKS, span.dropped_links),
-        _field(
-            _STATUS,
-            _text(_STATUS_MESSAGE, status.description)
-            + _count(_STATUS_CODE, status.status_code.value),
-        ),
-        _REMOTE_PARENT if parent is not None and parent.is_remote else _LOCAL_PARENT,
-    )
+    if status.description:
+        message = _field(_STATUS_MESSAGE, status.description.encode())
+        parts.append(_field(_STATUS, message + _count(_STATUS_CODE, status.status_code.value)))
+    else:
+        parts.append(_STATUSES[status.status_code])
+    parts.append(_REMOTE_PARENT if parent is not None and parent.is_remote else _LOCAL_PARENT)
     return b"".join(parts)
 
 
