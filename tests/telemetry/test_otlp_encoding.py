@@ -241,3 +241,28 @@ def test_a_span_under_a_remote_parent_is_written_whole() -> None:
 def _service(resource: ResourceMessage) -> str:
     (pair,) = [pair for pair in resource.attributes if pair.key == "service.name"]
     return pair.value.string_value
+
+
+def test_values_protobuf_cannot_hold_drop_their_attribute_as_in_the_sdk() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    attributes = {
+        "lone surrogate": "a\ud800",
+        "beyond int64": 2**64,
+        "an array beyond int64": (1, 2**70),
+        "bytes": b"\x00\x01",
+        "kept": 1,
+    }
+    provider.get_tracer("a2a-hub").start_span("s", attributes=attributes).end()
+    spans = exporter.get_finished_spans()
+
+    request = ExportTraceServiceRequest.FromString(encode_spans(spans))
+
+    assert request == sdk_encode(spans)
+    (span,) = request.resource_spans[0].scope_spans[0].spans
+    assert [pair.key for pair in span.attributes] == ["bytes", "kept"]
+
+
+def test_an_empty_batch_is_an_empty_request() -> None:
+    assert encode_spans([]) == sdk_encode([]).SerializeToString() == b""
