@@ -9,10 +9,10 @@ The SDK has no public seam for the body: its `export` encodes and sends in one m
 bytes are therefore handed to the HTTP client the SDK exporter builds for itself (the private
 `_client`, whose `export(bytes)` compresses, posts and retries and answers with a result that
 has `success`), inside the exporter's own metrics (`_metrics.export_operation`); its
-`_shutdown` flag and `_max_request_size` limit are honoured when present. The client and the
-metrics are looked for when the exporter is built, by shape; an SDK release that renames or reshapes
-them makes this exporter the SDK's unchanged (its `export`, its encoder): slower, never
-broken. The hub pins no SDK version for this.
+`_shutdown` flag and `_max_request_size` limit are honoured when present. The client and
+the metrics are looked for when the exporter is built, by shape; an SDK release that renames
+or reshapes them makes this exporter the SDK's unchanged (its `export`, its encoder): slower,
+never broken. The hub pins no SDK version for this.
 """
 
 from __future__ import annotations
