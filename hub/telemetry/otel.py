@@ -226,6 +226,6 @@ def _ratio_sampled(configured: str, default: float) -> float | None:
 
 
 def _otlp_exporter(settings: TraceSettings) -> SpanExporter:
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from hub.telemetry.otlp_exporter import HubSpanExporter
 
-    return OTLPSpanExporter(endpoint=settings.endpoint)
+    return HubSpanExporter(endpoint=settings.endpoint)
