@@ -83,6 +83,9 @@ def test_a_client_command_loads_httpx_without_its_command_line() -> None:
     assert (
         among(modules, (*SERVER, "httpx._main", "rich", "pygments", "hub.config", "yaml")) == set()
     )
+    # Nor the 0.3 models: they load when a 0.3 agent is met, not with the client.
+    assert "hub.protocol.v03.translate" in modules
+    assert {"hub.protocol.v03.models", "hub.protocol.v03.card"} & modules == set()
 
 
 def test_the_client_commands_load_no_server() -> None:

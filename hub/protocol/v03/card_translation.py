@@ -7,14 +7,15 @@ Import these through `hub.protocol.v03.translate`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from pydantic import TypeAdapter
 
 from hub import protocol as v1
 from hub.errors import VersionNotSupportedError
+from hub.protocol import v03
 from hub.protocol.base import JsonObject
-from hub.protocol.v03 import card as v03
 
 __all__ = ["card_to_v03", "card_to_v1", "card_v03_fields"]
 
@@ -32,13 +33,22 @@ _SCHEME_KEYS = frozenset(
 )
 # A 1.0 OAuthFlows holds one flow; of several 0.3 flows the first in this order is kept.
 _FLOW_ORDER = ("authorization_code", "client_credentials", "implicit", "password")
-_V03_FLOW_MODELS: dict[str, type[v1.WireModel]] = {
-    "authorization_code": v03.AuthorizationCodeOAuthFlow,
-    "client_credentials": v03.ClientCredentialsOAuthFlow,
-    "implicit": v03.ImplicitOAuthFlow,
-    "password": v03.PasswordOAuthFlow,
-}
-_V03_SCHEME: TypeAdapter[v03.SecurityScheme] = TypeAdapter(v03.SecurityScheme)
+
+
+@functools.cache
+def _v03_flow_models() -> dict[str, type[v1.WireModel]]:
+    # Built on first use: the 0.3 models load only when a 0.3 card is met.
+    return {
+        "authorization_code": v03.AuthorizationCodeOAuthFlow,
+        "client_credentials": v03.ClientCredentialsOAuthFlow,
+        "implicit": v03.ImplicitOAuthFlow,
+        "password": v03.PasswordOAuthFlow,
+    }
+
+
+@functools.cache
+def _v03_scheme() -> TypeAdapter[v03.SecurityScheme]:
+    return TypeAdapter(v03.SecurityScheme)
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
@@ -91,7 +101,7 @@ def _flows_to_v03(flows: v1.OAuthFlows) -> v03.OAuthFlows:
     # `deviceCode` and `pkceRequired` have no 0.3 form; the flow models ignore the latter.
     found = {
         name: model.model_validate(getattr(flows, name))
-        for name, model in _V03_FLOW_MODELS.items()
+        for name, model in _v03_flow_models().items()
         if getattr(flows, name) is not None
     }
     return v03.OAuthFlows.model_validate(found)
@@ -252,7 +262,7 @@ def _upgrade_schemes(schemes: object) -> object:
     if not isinstance(schemes, dict):
         return schemes
     return {
-        name: _scheme_to_v1(_V03_SCHEME.validate_python(scheme)).to_wire()
+        name: _scheme_to_v1(_v03_scheme().validate_python(scheme)).to_wire()
         if isinstance(scheme, dict) and "type" in scheme and not _SCHEME_KEYS & scheme.keys()
         else scheme
         for name, scheme in schemes.items()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from enum import StrEnum
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
@@ -30,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from hub.protocol.base import JsonObject, Timestamp, WireModel
+from hub.protocol.v03.states import Role, TaskState
 
 __all__ = [
     "PART_KINDS",
@@ -63,23 +63,6 @@ __all__ = [
     "parse_send_result",
     "parse_stream_event",
 ]
-
-
-class Role(StrEnum):
-    USER = "user"
-    AGENT = "agent"
-
-
-class TaskState(StrEnum):
-    SUBMITTED = "submitted"
-    WORKING = "working"
-    INPUT_REQUIRED = "input-required"
-    COMPLETED = "completed"
-    CANCELED = "canceled"
-    FAILED = "failed"
-    REJECTED = "rejected"
-    AUTH_REQUIRED = "auth-required"
-    UNKNOWN = "unknown"
 
 
 def _kind_of(value: Any, infer: tuple[tuple[str, str], ...]) -> str | None:

@@ -7,7 +7,7 @@ Import these through `hub.protocol.v03.translate`, the one entry point for 0.3 t
 from __future__ import annotations
 
 from hub import protocol as v1
-from hub.protocol.v03 import models as v03
+from hub.protocol import v03
 
 __all__ = [
     "DATA_PART_COMPAT",

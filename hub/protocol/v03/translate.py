@@ -11,7 +11,7 @@ OAuth device-code flow, `pkceRequired`, `tenant`, list paging) is dropped on the
 from __future__ import annotations
 
 from hub import protocol as v1
-from hub.protocol.v03 import models as v03
+from hub.protocol import v03
 from hub.protocol.v03.card_translation import card_to_v03, card_to_v1, card_v03_fields
 from hub.protocol.v03.task_translation import (
     DATA_PART_COMPAT,
