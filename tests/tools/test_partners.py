@@ -251,8 +251,10 @@ async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
         200, _card(url, description="d", skills=["echo"], streaming=False)
     )
     task = {"id": "late-2", "contextId": "c-2", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}
+    received = anyio.Event()
 
     async def slow_to_answer(call: Call, receive: Receive, send: Send) -> None:
+        received.set()
         await anyio.sleep(0.5)  # a blocking SendMessage: the task is named when it returns
         await rpc_result({"task": task})(call, receive, send)
 
@@ -261,8 +263,17 @@ async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
     registry = registry_file(tmp_path / "agents.yaml", {"blocking": url})
 
     async with Partners(registry) as partners:
-        with anyio.move_on_after(0.2) as gave_up:
-            await partners["blocking"].call(message="hello")
+        # The caller gives up once the partner has the message (a fixed delay could run out
+        # before the request is even sent on a busy machine, leaving nothing to cancel).
+        with anyio.CancelScope() as gave_up:
+            async with anyio.create_task_group() as group:
+
+                async def give_up_once_sent() -> None:
+                    await received.wait()
+                    gave_up.cancel()
+
+                group.start_soon(give_up_once_sent)
+                await partners["blocking"].call(message="hello")
 
     assert gave_up.cancelled_caught
     assert agent.calls["CancelTask"] == 1
