@@ -23,6 +23,7 @@ from a2a.server.agent_execution import RequestContext
 from a2a.server.events import EventQueue
 from a2a.types import GetTaskRequest, TaskState
 from a2a.types.a2a_pb2 import AgentExtension, AgentSkill
+from a2a.utils.errors import TaskNotFoundError
 from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -224,6 +225,24 @@ async def test_the_partner_sees_the_callers_extensions_and_its_activation_comes_
     # Each answer the caller got names the one the partner activated, in the caller's version.
     to_caller = "x-a2a-extensions" if caller == "jsonrpc-0.3" else "a2a-extensions"
     assert answers == [{to_caller: TAG}] * 3
+
+
+async def test_a_refusal_of_the_partner_carries_its_activation_back(
+    bed: Bed, partner: str
+) -> None:
+    answers: list[dict[str, str]] = []
+
+    async def keep(response: httpx.Response) -> None:
+        if "a2a-extensions" in response.request.headers:
+            answers.append(_extension_lines(response))
+
+    listed = ClientCallContext(service_parameters={"A2A-Extensions": TAG})
+    url = f"{bed.hub_url}/agents/{partner}"
+    async with sdk_client(url, "rest-1.0", on_response=keep) as client:
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task(GetTaskRequest(id="no-such-task"), context=listed)
+    assert len(bed.partners[partner].lines) == 1
+    assert answers == [{"a2a-extensions": TAG}]
 
 
 async def test_a_call_without_extensions_sends_and_gets_none(bed: Bed, partner: str) -> None:
