@@ -227,9 +227,7 @@ async def test_the_partner_sees_the_callers_extensions_and_its_activation_comes_
     assert answers == [{to_caller: TAG}] * 3
 
 
-async def test_a_refusal_of_the_partner_carries_its_activation_back(
-    bed: Bed, partner: str
-) -> None:
+async def test_a_refusal_of_the_partner_carries_its_activation_back(bed: Bed, partner: str) -> None:
     answers: list[dict[str, str]] = []
 
     async def keep(response: httpx.Response) -> None:
