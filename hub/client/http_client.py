@@ -86,7 +86,10 @@ def build_http_client(
 async def add_scope_headers(request: httpx.Request) -> None:
     """Add the current scope's headers (trace, deadline, trail; extensions the gateway
     forwards, on A2A requests), unless the request sets its own."""
-    version = request.headers.get("A2A-Version")
+    scope = current_scope()
+    # Only a call the gateway forwards needs the version (a header look-up per request).
+    forwards = scope is not None and scope.forward_extensions is not None
+    version = request.headers.get("A2A-Version") if forwards else None
     for name, value in outgoing_headers(version=version).items():
         if name not in request.headers:
             request.headers[name] = value
