@@ -4,11 +4,19 @@ mode) or HTTP+JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentSkill,
+)
 from starlette.applications import Starlette
 
 __all__ = ["sdk_agent"]
@@ -24,9 +32,10 @@ def sdk_agent(
     binding: str = "JSONRPC",
     version: str = "1.0",
     streaming: bool = True,
+    extensions: Sequence[AgentExtension] = (),
 ) -> Starlette:
     """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
-    one interface of `binding` and `version` and the one `skill`."""
+    one interface of `binding` and `version`, the one `skill` and the `extensions`."""
     card = AgentCard(
         name=name,
         description=description,
@@ -38,7 +47,9 @@ def sdk_agent(
                 protocol_version=version,
             )
         ],
-        capabilities=AgentCapabilities(streaming=streaming, push_notifications=False),
+        capabilities=AgentCapabilities(
+            streaming=streaming, push_notifications=False, extensions=list(extensions)
+        ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[skill],

@@ -8,7 +8,10 @@ aiohttp's at concurrency 1, and 3.9 ms against 1.2 ms at 16, where httpx's also 
 near 170 requests/s against 770.
 
 Every request carries the W3C `traceparent` of the work that sends it, and the time its
-caller has left (`hub.protocol.trace`), added here so no call site can forget them.
+caller has left (`hub.protocol.trace`), added here so no call site can forget them. A call
+the gateway forwards also carries its caller's A2A extensions, under the header name of the
+version the request speaks (its `A2A-Version`), and the partner's answer naming those it
+activated is recorded for the gateway's own answer (`hub.protocol.extensions`).
 
 The transports send through `send_request`, not `AsyncClient.send`: a partner call needs
 none of the layers `send` wraps around the transport (auth flows, redirect following, the
@@ -25,13 +28,15 @@ from collections.abc import Mapping
 import httpx
 
 from hub.client.guard import GuardedTransport, UrlGuard
-from hub.protocol.trace import outgoing_headers
+from hub.protocol.extensions import EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER
+from hub.protocol.trace import current_scope, outgoing_headers
 
 __all__ = [
     "RequestTemplate",
-    "add_trace_headers",
+    "add_scope_headers",
     "build_http_client",
     "connection_limits",
+    "note_activated_extensions",
     "send_request",
 ]
 
@@ -74,15 +79,31 @@ def build_http_client(
         transport=transport,
         headers=dict(headers or {}),
         timeout=timeout or httpx.Timeout(10.0, read=120.0),
-        event_hooks={"request": [add_trace_headers]},
+        event_hooks={"request": [add_scope_headers], "response": [note_activated_extensions]},
     )
 
 
-async def add_trace_headers(request: httpx.Request) -> None:
-    """Add the current trace and deadline headers, unless the request sets its own."""
-    for name, value in outgoing_headers().items():
+async def add_scope_headers(request: httpx.Request) -> None:
+    """Add the current scope's headers (trace, deadline, trail; extensions the gateway
+    forwards, on A2A requests), unless the request sets its own."""
+    scope = current_scope()
+    # Only a call the gateway forwards needs the version (a header look-up per request).
+    forwards = scope is not None and scope.forward_extensions is not None
+    version = request.headers.get("A2A-Version") if forwards else None
+    for name, value in outgoing_headers(version=version).items():
         if name not in request.headers:
             request.headers[name] = value
+
+
+async def note_activated_extensions(response: httpx.Response) -> None:
+    """Record the extensions a partner activated, for a call the gateway forwards."""
+    scope = current_scope()
+    if scope is None or scope.forward_extensions is None:
+        return
+    headers = response.headers
+    scope.forward_extensions.note(
+        [*headers.get_list(EXTENSIONS_HEADER), *headers.get_list(LEGACY_EXTENSIONS_HEADER)]
+    )
 
 
 class RequestTemplate:
@@ -140,9 +161,9 @@ class RequestTemplate:
 async def send_request(
     http: httpx.AsyncClient, request: httpx.Request, *, stream: bool = False
 ) -> httpx.Response:
-    """Send `request` on `http`'s transport, running the client's event hooks (the trace
-    headers), without following redirects, without auth flows and without the cookie jar;
-    the whole body is read unless `stream`.
+    """Send `request` on `http`'s transport, running the client's event hooks (the scope's
+    headers, the extensions a partner activated), without following redirects, without auth
+    flows and without the cookie jar; the whole body is read unless `stream`.
 
     Raises:
         RuntimeError: the client has been closed.

@@ -11,7 +11,9 @@ hosts do not shorten or lengthen it.
 
 The scope also holds what the request's credential may use (local skills, partner agents),
 so a task keeps its caller's limits in everything it calls, and the A2A extensions the
-request activated; these never leave the hub.
+request activated; these never leave the hub. Only the gateway, a transparent proxy, passes
+its caller's extensions on to the partner (`forward_extensions`); a task's scope never
+carries them, so a skill's calls to partners do not.
 
 Hubs that call each other also pass on the trail of hubs a request has gone through
 (`X-A2A-Hub-Trail`: their public URLs, comma-separated). A hub that finds itself on the trail
@@ -30,6 +32,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from hub.errors import InvalidRequestError
+from hub.protocol.extensions import ExtensionRelay
 
 __all__ = [
     "DEADLINE_HEADER",
@@ -69,6 +72,9 @@ class CallScope:
             outside it is refused as if agents.yaml did not list it.
         extensions: the A2A extensions the request activated (listed in its
             `A2A-Extensions` header and declared in the hub's card); never sent on.
+        forward_extensions: set by the gateway only: the extensions its caller listed, sent
+            to the partner with every A2A request of the call, and those the partner
+            activated; None elsewhere.
         recorded: `parent_id` is a span this hub records (`hub.telemetry`): outgoing
             requests name it as their parent, so the partner's spans hang under it. Without
             tracing each request gets a fresh span id.
@@ -83,6 +89,7 @@ class CallScope:
     skills: frozenset[str] | None = None
     agents: frozenset[str] | None = None
     extensions: frozenset[str] = frozenset()
+    forward_extensions: ExtensionRelay | None = None
     recorded: bool = False
 
     @classmethod
@@ -144,8 +151,9 @@ class CallScope:
         """The scope's own `traceparent` (its parent span)."""
         return f"00-{self.trace_id}-{self.parent_id}-{self.flags}"
 
-    def headers(self) -> dict[str, str]:
-        """Headers for one outgoing request: the trace with a new span id, and the time left."""
+    def headers(self, *, version: str | None = None) -> dict[str, str]:
+        """Headers for one outgoing request: the trace with a new span id, the time left, the
+        trail; and for an A2A request in protocol `version`, the extensions forwarded."""
         span_id = self.parent_id if self.recorded else _span_id()
         headers = {TRACEPARENT_HEADER: f"00-{self.trace_id}-{span_id}-{self.flags}"}
         left = self.remaining()
@@ -153,6 +161,8 @@ class CallScope:
             headers[DEADLINE_HEADER] = f"{left:.3f}"
         if self.trail:
             headers[TRAIL_HEADER] = ", ".join(self.trail)
+        if version is not None and self.forward_extensions is not None:
+            headers.update(self.forward_extensions.request_headers(version))
         return headers
 
 
@@ -177,12 +187,14 @@ def use_scope(scope: CallScope | None) -> Iterator[CallScope | None]:
         _current.reset(token)
 
 
-def outgoing_headers() -> dict[str, str]:
-    """The trace headers for one request sent now: the current scope's, or a new trace's."""
+def outgoing_headers(*, version: str | None = None) -> dict[str, str]:
+    """The headers of one request sent now (`CallScope.headers`, `version` being the A2A
+    version the request speaks, None for other requests): the current scope's, or a new
+    trace's."""
     scope = _current.get()
     if scope is None:
         return CallScope.new().headers()
-    return scope.headers()
+    return scope.headers(version=version)
 
 
 def parse_traceparent(value: str | None) -> tuple[str, str, str] | None:

@@ -8,51 +8,81 @@ the partner's card has its own rules). One scoped to skills (`skills: [...]`) is
 the messages that reach those skills only, since a 1.0 `AgentSkill` has no extensions to
 declare it on: the card lists it hub-wide with `required: false` and says which skills
 require it. An extension a request lists that the card does not declare is ignored.
+
+Behind the gateway the partner decides: the list a request carries is passed on to it
+(`hub.protocol.extensions.ExtensionRelay`) and its answer's list comes back, without the
+hub's own declarations or requirements taking part.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hub.config import ExtensionSettings
 from hub.errors import ConfigError, ExtensionSupportRequiredError
 from hub.protocol import AgentExtension
-from hub.protocol.trace import current_scope
+from hub.protocol.extensions import (
+    EXTENSIONS_HEADER,
+    LEGACY_EXTENSIONS_HEADER,
+    ExtensionRelay,
+    parse_extensions,
+)
+from hub.protocol.trace import CallScope, current_scope
 
 __all__ = [
-    "EXTENSIONS_HEADER",
-    "LEGACY_EXTENSIONS_HEADER",
     "ExtensionPolicy",
+    "answered_extensions",
     "card_extensions",
-    "echo_headers",
+    "extension_scope",
     "requested_extensions",
 ]
 
-EXTENSIONS_HEADER = "A2A-Extensions"
-LEGACY_EXTENSIONS_HEADER = "X-A2A-Extensions"
 _NAMES = frozenset({EXTENSIONS_HEADER.lower().encode(), LEGACY_EXTENSIONS_HEADER.lower().encode()})
 
 
 def requested_extensions(headers: Iterable[tuple[bytes, bytes]]) -> frozenset[str]:
     """The URIs a request lists, from the raw ASGI headers: every `A2A-Extensions` and
     `X-A2A-Extensions` line (either name, any number of times), each comma-separated."""
-    return frozenset(
-        uri.strip()
-        for name, value in headers
-        if name.lower() in _NAMES
-        for uri in value.decode("latin-1").split(",")
-        if uri.strip()
+    return parse_extensions(
+        value.decode("latin-1") for name, value in headers if name.lower() in _NAMES
     )
 
 
-def echo_headers(activated: Collection[str], *, v03: bool = False) -> dict[str, str]:
-    """The response header naming the extensions a request activated (none: no header), under
-    the name of the protocol version the request came through."""
-    if not activated:
-        return {}
-    name = LEGACY_EXTENSIONS_HEADER if v03 else EXTENSIONS_HEADER
-    return {name: ",".join(sorted(activated))}
+def extension_scope(
+    call_scope: CallScope,
+    headers: Iterable[tuple[bytes, bytes]],
+    *,
+    policy: ExtensionPolicy | None,
+) -> CallScope:
+    """`call_scope` with the extensions of the request whose raw ASGI `headers` are given.
+
+    Args:
+        call_scope: the request's scope.
+        headers: the request's raw headers.
+        policy: the hub's own, for the hub's endpoints: the extensions the request activates
+            (`ExtensionPolicy.activate`); None for the gateway's routes: the list the request
+            carries, to forward to the partner.
+
+    Raises:
+        ExtensionSupportRequiredError: the hub requires an extension the request misses.
+    """
+    requested = requested_extensions(headers)
+    if policy is None:
+        if not requested:
+            return call_scope
+        return replace(call_scope, forward_extensions=ExtensionRelay(requested=requested))
+    activated = policy.activate(requested)
+    return replace(call_scope, extensions=activated) if activated else call_scope
+
+
+def answered_extensions(call_scope: CallScope | None) -> Collection[str]:
+    """The extensions the answer to a request names: those the hub activated, or behind the
+    gateway those the partner did."""
+    if call_scope is None:
+        return ()
+    relay = call_scope.forward_extensions
+    return call_scope.extensions if relay is None else relay.activated
 
 
 def _skill_note(skills: Sequence[str]) -> str:

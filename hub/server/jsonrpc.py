@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
 from litestar.types import Receive, Scope, Send
 
 from hub.errors import MethodNotFoundError, ProtocolError
+from hub.protocol.extensions import extension_headers
 from hub.protocol.jsonrpc import (
     V1_METHODS,
     JsonRpcId,
@@ -27,7 +27,7 @@ from hub.server.errors import (
     jsonrpc_error,
     jsonrpc_http_status,
 )
-from hub.server.extensions import echo_headers, requested_extensions
+from hub.server.extensions import answered_extensions, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.operations import A2AOperations
@@ -132,7 +132,7 @@ async def handle_jsonrpc(
     service = service if service is not None else state.service
     request_id: JsonRpcId = None
     notification = False
-    echo: dict[str, str] = {}
+    call_scope: CallScope | None = None
     v03 = False
     opens_stream = False
     slot: StreamSlot | None = None
@@ -170,16 +170,15 @@ async def handle_jsonrpc(
             requested,
             accept_missing=state.settings.server.accept_missing_version,
         )
-        call_scope = CallScope.from_headers(
-            headers,
-            here=state.settings.server.base_url(),
-            max_hops=state.settings.server.max_hops,
+        call_scope = extension_scope(
+            CallScope.from_headers(
+                headers,
+                here=state.settings.server.base_url(),
+                max_hops=state.settings.server.max_hops,
+            ),
+            scope["headers"],
+            policy=state.extensions if own else None,
         )
-        if own:
-            activated = state.extensions.activate(requested_extensions(scope["headers"]))
-            if activated:
-                call_scope = replace(call_scope, extensions=activated)
-                echo = echo_headers(activated, v03=v03)
         if opens_stream:
             slot = state.gate.open_stream(caller)
         with use_scope(caller.scope(call_scope)):
@@ -192,6 +191,7 @@ async def handle_jsonrpc(
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
         if slot is not None:
             slot.release()
+        echo = extension_headers(answered_extensions(call_scope), v03=v03)
         error = as_protocol_error(exc, where="JSON-RPC")
         note_error(error)
         if notification:
@@ -205,6 +205,8 @@ async def handle_jsonrpc(
             extra={**echo, **error_headers(error)},
         )
         return
+    # Known by now for a stream too: the partner's first event came after its answer's head.
+    echo = extension_headers(answered_extensions(call_scope), v03=v03)
     if notification:
         # Run like the same call with an id, but nothing is answered: a stream is closed at
         # once (the task it started goes on), a result dropped.

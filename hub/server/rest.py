@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from litestar import Request, delete, get, post
@@ -22,10 +21,11 @@ from hub.protocol import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
+from hub.protocol.extensions import extension_headers
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
 from hub.server.errors import as_protocol_error, error_headers, rest_error_body
-from hub.server.extensions import echo_headers, requested_extensions
+from hub.server.extensions import answered_extensions, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.operations import A2AOperations
 from hub.server.sse import sse_frames
@@ -62,7 +62,7 @@ async def _serve(
     hub: HubState = request.app.state.hub
     note_call(method, binding="http+json", version="1.0")
     slot: StreamSlot | None = None
-    echo: dict[str, str] = {}
+    scope: CallScope | None = None
     try:
         client = request.client
         caller = hub.gate.admit(request.headers, address=client.host if client else "")
@@ -72,15 +72,15 @@ async def _serve(
             accept_missing=hub.settings.server.accept_missing_version,
         )
         server = hub.settings.server
-        scope = CallScope.from_headers(
-            request.headers, here=server.base_url(), max_hops=server.max_hops
-        )
         agent_name = request.path_params.get("agent_name")
-        if agent_name is None:  # the hub's own operations: its extensions apply
-            activated = hub.extensions.activate(requested_extensions(request.scope["headers"]))
-            if activated:
-                scope = replace(scope, extensions=activated)
-                echo = echo_headers(activated)
+        scope = extension_scope(
+            CallScope.from_headers(
+                request.headers, here=server.base_url(), max_hops=server.max_hops
+            ),
+            request.scope["headers"],
+            # The hub's own operations: its extensions apply; the gateway forwards the list.
+            policy=hub.extensions if agent_name is None else None,
+        )
         if opens_stream:
             slot = hub.gate.open_stream(caller)
         # Under /agents/{agent_name} (the gateway) the partner's operations serve the route.
@@ -92,7 +92,9 @@ async def _serve(
             slot.release()
         error = as_protocol_error(exc, where="REST")
         note_error(error)
-        return rest_error_response(error, headers=echo)
+        return rest_error_response(error, headers=extension_headers(answered_extensions(scope)))
+    # Known by now for a stream too: the partner's first event came after its answer's head.
+    echo = extension_headers(answered_extensions(scope))
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -43,12 +43,24 @@ BINDINGS = {
 
 
 @asynccontextmanager
-async def sdk_client(url: str, binding: str) -> AsyncIterator[Client]:
-    """An SDK client that speaks exactly `binding`, chosen from the hub's real card."""
+async def sdk_client(
+    url: str,
+    binding: str,
+    *,
+    streaming: bool = True,
+    on_response: Callable[[httpx.Response], Awaitable[None]] | None = None,
+) -> AsyncIterator[Client]:
+    """An SDK client that speaks exactly `binding`, chosen from the hub's real card; with
+    `streaming` False it sends unary calls only; `on_response` sees each response's head."""
     bindings, version = BINDINGS[binding]
-    async with httpx.AsyncClient(timeout=10) as http:
+    hooks = {"response": [on_response]} if on_response is not None else {}
+    async with httpx.AsyncClient(timeout=10, event_hooks=hooks) as http:
         factory = ClientFactory(
-            ClientConfig(httpx_client=http, supported_protocol_bindings=list(bindings))
+            ClientConfig(
+                httpx_client=http,
+                streaming=streaming,
+                supported_protocol_bindings=list(bindings),
+            )
         )
         probe = await factory.create_from_url(url)
         card = probe._card  # the card as the SDK parsed it
