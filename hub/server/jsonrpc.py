@@ -230,7 +230,9 @@ async def handle_jsonrpc(
     release = slot.release if slot is not None else None
     frames = sse_frames(result, frame, keepalive=state.settings.server.keepalive, on_close=release)
     try:
-        await send_event_stream(receive, send, frames, headers={**SSE_HEADERS, **echo})
+        await send_event_stream(
+            receive, send, frames, headers={**SSE_HEADERS, **echo}, ended=lambda: result.ended
+        )
     finally:
         if slot is not None:  # also when the body never started (the client left at once)
             slot.release()

@@ -53,8 +53,12 @@ async def send_event_stream(
     frames: AsyncGenerator[bytes, None],
     *,
     headers: Mapping[str, str],
+    ended: Callable[[], bool] | None = None,
 ) -> None:
     """Answer with `frames` as a `text/event-stream` body, as raw ASGI messages.
+
+    `ended()` says whether the chunk just taken was the stream's last (its closing update):
+    that chunk then closes the body itself, one write fewer than an empty closing message.
 
     The client's disconnect (`http.disconnect` from `receive`) stops the stream at once, even
     while it waits for an update: a watcher task waits for that message and cancels the
@@ -71,7 +75,10 @@ async def send_event_stream(
         watcher = asyncio.get_running_loop().create_task(_stop_on_disconnect(receive, scope))
         try:
             async for chunk in frames:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                last = ended is not None and ended()
+                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+                if last:
+                    return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             watcher.cancel()

@@ -78,6 +78,11 @@ class TaskStream:
     def __aiter__(self) -> TaskStream:
         return self
 
+    @property
+    def ended(self) -> bool:
+        """Whether the stream's last update has been read (or the stream was closed)."""
+        return self._done
+
     async def __anext__(self) -> Update:
         if self._done:
             raise StopAsyncIteration
