@@ -44,8 +44,10 @@ class HubSpanExporter(OTLPSpanExporter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._send = _client_export(getattr(self, "_client", None))
-        self._operation = _export_operation(getattr(self, "_metrics", None))
+        # The client's `export(data)` and the metrics' `export_operation(count)` (a context
+        # manager), when the SDK has them in that shape.
+        self._send = _one_argument_method(getattr(self, "_client", None), "export")
+        self._operation = _one_argument_method(getattr(self, "_metrics", None), "export_operation")
         limit = getattr(self, "_max_request_size", _MAX_REQUEST_SIZE)
         self._limit = limit if isinstance(limit, int) else _MAX_REQUEST_SIZE
 
@@ -86,20 +88,12 @@ class HubSpanExporter(OTLPSpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def _client_export(client: object) -> Callable[[bytes], Any] | None:
-    """The client's `export(data)`, if it has one that takes the body alone."""
-    send: object = getattr(client, "export", None)
-    if not callable(send) or not _takes_one_argument(send):
+def _one_argument_method(owner: object, name: str) -> Callable[[Any], Any] | None:
+    """`owner`'s method `name`, if it has one that takes a single argument."""
+    method: object = getattr(owner, name, None)
+    if not callable(method) or not _takes_one_argument(method):
         return None
-    return send
-
-
-def _export_operation(metrics: object) -> Callable[[int], Any] | None:
-    """The metrics' `export_operation(count)`, a context manager, if they have one."""
-    operation: object = getattr(metrics, "export_operation", None)
-    if not callable(operation) or not _takes_one_argument(operation):
-        return None
-    return operation
+    return method
 
 
 def _takes_one_argument(function: Callable[..., Any]) -> bool:
