@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import os
+import socket
 import sys
 from pathlib import Path
+
+import uvicorn
 
 from hub.cli.outcome import OK, Running
 from hub.cli.settings import command_settings
@@ -15,15 +19,13 @@ from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.store.postgres import redact_dsn
 from hub.telemetry.logs import configure_logging
 
-__all__ = ["serve"]
+__all__ = ["FreezingServer", "serve"]
 
 
 def serve(args: argparse.Namespace, running: Running) -> int:
     """Run the hub until interrupted: bind, print the address, serve. Without a settings file
     named (--config, $HUB_CONFIG) and with no config/hub.yaml here, say that the built-in
     defaults are served."""
-    import uvicorn
-
     settings = command_settings(args)
     explicit = args.config is not None or "HUB_CONFIG" in os.environ
     if not explicit and not Path("config/hub.yaml").exists():
@@ -66,5 +68,20 @@ def serve(args: argparse.Namespace, running: Running) -> int:
         log_level=settings.server.log_level,
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    FreezingServer(config).run(sockets=[sock])
     return OK
+
+
+class FreezingServer(uvicorn.Server):
+    """uvicorn's server, which sets what start-up built aside from the garbage collector.
+
+    What the imports and the app's lifespan made (modules, models, schemas, the store's
+    and the partners' objects) lives as long as the process. Left in the collector's oldest
+    generation, every full collection walks all of it again: 40-80 ms at a time, about once
+    a second under load, on the one thread that serves. Frozen, a full collection walks only
+    what the requests left behind.
+    """
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        gc.freeze()
