@@ -89,7 +89,11 @@ async def test_updates_within_the_throttle_collapse_into_the_latest_state(
 ) -> None:
     webhook, url = receiver
     pacer = Pacer()
-    async with running_hub(skills=[pacer.skill]) as hub:
+    # Long enough that the three steps surely fall within the window the first delivery
+    # opened, however late this test hears of that delivery on a loaded machine.
+    throttle = 1.0
+    push = FAST.model_copy(update={"throttle": throttle})
+    async with running_hub(skills=[pacer.skill], push=push) as hub:
         config = {"url": f"{url}/hook"}
         await hub.send(
             "go", skill="paced", returnImmediately=True, taskPushNotificationConfig=config
@@ -106,7 +110,7 @@ async def test_updates_within_the_throttle_collapse_into_the_latest_state(
     assert latest.task["status"]["message"]["parts"] == [{"text": "three"}]
     working = [delivery.at for delivery in deliveries[:-1]]
     # Non-final updates of one task are at least `throttle` apart (a little clock slack).
-    assert all(later - earlier >= 0.29 for earlier, later in itertools.pairwise(working))
+    assert all(later - earlier >= throttle - 0.01 for earlier, later in itertools.pairwise(working))
 
 
 async def test_a_config_sent_with_the_message_hears_how_a_quick_task_ended(
