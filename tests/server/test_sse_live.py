@@ -15,10 +15,10 @@ from litestar import Litestar
 
 from hub.config import CardSettings, LimitSettings, ServerSettings, Settings
 from hub.server import create_app
-from hub.server.gate import StreamSlot
 from hub.skills import Skill, SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
+from tests.server.conftest import SlotReleases
 
 pytestmark = pytest.mark.anyio
 
@@ -197,17 +197,9 @@ async def test_a_stream_carries_the_sse_and_extension_headers(
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_a_client_that_leaves_mid_stream_gives_its_stream_slot_back(
-    quiet_hub: tuple[str, Litestar], gate: Gate, binding: str, monkeypatch: pytest.MonkeyPatch
+    quiet_hub: tuple[str, Litestar], gate: Gate, binding: str, slot_releases: SlotReleases
 ) -> None:
     url, app = quiet_hub
-    released = anyio.Event()
-    release = StreamSlot.release
-
-    def release_and_tell(slot: StreamSlot) -> None:
-        release(slot)
-        released.set()
-
-    monkeypatch.setattr(StreamSlot, "release", release_and_tell)
     async with httpx.AsyncClient(timeout=10) as http:
         with anyio.fail_after(5):
             leaving = await http.send(stream_request(http, url, binding), stream=True)
@@ -217,7 +209,7 @@ async def test_a_client_that_leaves_mid_stream_gives_its_stream_slot_back(
             assert refused.status_code == (429 if binding == "rest" else 200)
             assert "max_streams_per_caller" in refused.text
             await leaving.aclose()
-            await released.wait()  # the server saw the client go, with the task still working
+            await slot_releases.next()  # the server saw the client go, with the task still working
             assert app.state.hub.gate.streams_open() == 0
             staying = await http.send(stream_request(http, url, binding), stream=True)
             assert staying.status_code == 200
