@@ -8,15 +8,15 @@ against the caller's open streams like any other.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import anyio
-from litestar.response import Response, Stream
+from litestar.response import Response
 
 from hub.console.access import AnyRequest, Visitor, hub_of
 from hub.errors import ProtocolError
 from hub.server.gate import StreamSlot
-from hub.server.sse import KEEPALIVE, sse_frames
+from hub.server.sse import KEEPALIVE, EventStream, sse_frames
 from hub.tasks import TaskStream, Update
 
 __all__ = ["END", "change_stream", "task_stream"]
@@ -32,24 +32,14 @@ def _refused(error: ProtocolError) -> Response[bytes]:
     )
 
 
-def _counted(slot: StreamSlot, frames: AsyncIterator[bytes]) -> Stream:
-    """`frames` as an event stream whose slot is given back when it ends or is dropped."""
-
-    async def body() -> AsyncIterator[bytes]:
-        try:
-            async for chunk in frames:
-                yield chunk
-        finally:
-            slot.release()
-
-    counted = body()
-    slot.follow(counted)
-    return Stream(counted, media_type="text/event-stream", headers=_HEADERS)
+def _counted(slot: StreamSlot, frames: AsyncGenerator[bytes, None]) -> EventStream:
+    """`frames` as an event stream whose slot is given back however it stops."""
+    return EventStream(frames, headers=_HEADERS, on_exit=slot.release)
 
 
 async def task_stream(
     request: AnyRequest, visitor: Visitor, subscribe: Callable[[], Awaitable[TaskStream]]
-) -> Response[bytes] | Stream:
+) -> Response[bytes]:
     """The task's updates as they are committed, then `end`. A task with nothing more to
     say (ended, or waiting for an answer) gets `end` at once: the page shows it already."""
     hub = hub_of(request)
@@ -65,7 +55,7 @@ async def task_stream(
             return _refused(error)
         stream = None
 
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncGenerator[bytes, None]:
         if stream is not None:
             keepalive = hub.settings.server.keepalive
             async for chunk in sse_frames(stream, Update.json, keepalive=keepalive):
@@ -81,7 +71,7 @@ async def change_stream(
     fingerprint: Callable[[], Awaitable[object]],
     *,
     interval: float,
-) -> Response[bytes] | Stream:
+) -> Response[bytes]:
     """An event whenever `fingerprint()` gives something new (looked at every `interval`
     seconds), a keep-alive comment now and then, until the page goes away."""
     hub = hub_of(request)
@@ -91,7 +81,7 @@ async def change_stream(
         return _refused(error)
     keepalive = hub.settings.server.keepalive
 
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncGenerator[bytes, None]:
         last = await fingerprint()
         quiet = 0.0
         while True:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
 from litestar import get
-from litestar.response import Response, Stream, Template
+from litestar.response import Response, Template
 
 from hub.console.access import AnyRequest, Visitor, acting_as, console_of, hub_of, visitor_of
 from hub.console.live import change_stream
@@ -101,7 +101,7 @@ async def overview_fragment(request: AnyRequest) -> Template:
 
 
 @get("/overview/events")
-async def overview_events(request: AnyRequest) -> Response[bytes] | Stream:
+async def overview_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
 
     async def fingerprint() -> object:

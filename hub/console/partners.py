@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from litestar import get, post
-from litestar.response import Redirect, Response, Stream, Template
+from litestar.response import Redirect, Response, Template
 
 from hub.console.access import (
     AnyRequest,
@@ -57,7 +57,7 @@ async def partner_fragment(request: AnyRequest) -> Template:
 
 
 @get("/partners/events")
-async def partner_events(request: AnyRequest) -> Response[bytes] | Stream:
+async def partner_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
     partners = hub_of(request).gateway.partners
     board = console_of(request).board

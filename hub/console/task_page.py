@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from litestar import get, post
-from litestar.response import Redirect, Response, Stream, Template
+from litestar.response import Redirect, Response, Template
 
 from hub.console.access import (
     AnyRequest,
@@ -90,7 +90,7 @@ async def task_fragment(request: AnyRequest) -> Template:
 
 
 @get(_paths("/events"))
-async def task_events(request: AnyRequest) -> Response[bytes] | Stream:
+async def task_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
     agent, task_id = _target(request)
 

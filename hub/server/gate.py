@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-import weakref
 from collections.abc import Callable, Collection, Mapping
 
 from hub.config import AuthSettings, LimitSettings
@@ -41,11 +40,6 @@ class StreamSlot:
             counts[self._key] = left
         else:
             counts.pop(self._key, None)
-
-    def follow(self, frames: object) -> None:
-        """Release the slot when `frames` (a response body's iterator) is garbage: a response
-        whose body never started, its client gone at once, still gives its slot back."""
-        weakref.finalize(frames, self.release)
 
 
 class Gate:

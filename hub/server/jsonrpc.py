@@ -31,15 +31,13 @@ from hub.server.extensions import answered_extensions, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.operations import A2AOperations
-from hub.server.sse import send_event_stream, sse_frames
+from hub.server.sse import SSE_HEADERS, send_event_stream, sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
 from hub.telemetry.access import note_call, note_error
 
 __all__ = ["handle_jsonrpc"]
-
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Outcome = bytes | TaskStream
 """A unary result's JSON bytes, or a stream of updates."""
@@ -227,15 +225,14 @@ async def handle_jsonrpc(
     def frame(update: Update) -> bytes:
         return prefix + (render(update) if render else update.json()) + b"}"
 
-    release = slot.release if slot is not None else None
-    frames = sse_frames(result, frame, keepalive=state.settings.server.keepalive, on_close=release)
-    try:
-        await send_event_stream(
-            receive, send, frames, headers={**SSE_HEADERS, **echo}, ended=lambda: result.ended
-        )
-    finally:
-        if slot is not None:  # also when the body never started (the client left at once)
-            slot.release()
+    await send_event_stream(
+        receive,
+        send,
+        sse_frames(result, frame, keepalive=state.settings.server.keepalive),
+        headers={**SSE_HEADERS, **echo},
+        ended=lambda: result.ended,
+        on_exit=slot.release if slot is not None else None,
+    )
 
 
 def _unknown_method(method: str) -> MethodNotFoundError:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from litestar import Request, delete, get, post
-from litestar.response import Response, Stream
+from litestar.response import Response
 
 from hub.errors import MethodNotFoundError, ProtocolError
 from hub.protocol import (
@@ -28,7 +28,7 @@ from hub.server.errors import as_protocol_error, error_headers, rest_error_body
 from hub.server.extensions import answered_extensions, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.operations import A2AOperations
-from hub.server.sse import sse_frames
+from hub.server.sse import SSE_HEADERS, EventStream, sse_frames
 from hub.server.state import HubState
 from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
@@ -39,7 +39,6 @@ __all__ = ["REST_ROUTES", "rest_error_response"]
 # One media type for every JSON answer of this binding, success or error: the one §11.1 names
 # for responses and §11.6 for `google.rpc.Status` (docs/protocol.md says why).
 JSON_MEDIA_TYPE = "application/json"
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 AnyRequest = Request[Any, Any, Any]
 Work = Callable[[A2AOperations, str], Awaitable[bytes | TaskStream]]
 
@@ -99,15 +98,12 @@ async def _serve(
         if slot is not None:
             slot.release()
         return Response(content=result, status_code=200, media_type=JSON_MEDIA_TYPE, headers=echo)
-    frames = sse_frames(
-        result,
-        Update.json,
-        keepalive=hub.settings.server.keepalive,
-        on_close=slot.release if slot is not None else None,
+    return EventStream(
+        sse_frames(result, Update.json, keepalive=hub.settings.server.keepalive),
+        headers={**SSE_HEADERS, **echo},
+        ended=lambda: result.ended,
+        on_exit=slot.release if slot is not None else None,
     )
-    if slot is not None:
-        slot.follow(frames)
-    return Stream(frames, media_type="text/event-stream", headers={**SSE_HEADERS, **echo})
 
 
 def _subscribes(task_ref: str) -> bool:

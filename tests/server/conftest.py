@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
 from hub.config import CardSettings, LimitSettings, Settings
 from hub.server import create_app
+from hub.server.gate import StreamSlot
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
@@ -51,3 +53,31 @@ async def push_off_client() -> AsyncIterator[httpx.AsyncClient]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
             yield http
+
+
+class SlotReleases:
+    """Tells a test when the server has given a stream slot back (the real release runs)."""
+
+    def __init__(self) -> None:
+        self._seen = anyio.Event()
+
+    def seen(self) -> None:
+        self._seen.set()
+
+    async def next(self) -> None:
+        """Wait for a release since the last one waited for."""
+        await self._seen.wait()
+        self._seen = anyio.Event()
+
+
+@pytest.fixture
+def slot_releases(monkeypatch: pytest.MonkeyPatch) -> SlotReleases:
+    releases = SlotReleases()
+    release = StreamSlot.release
+
+    def release_and_tell(slot: StreamSlot) -> None:
+        release(slot)
+        releases.seen()
+
+    monkeypatch.setattr(StreamSlot, "release", release_and_tell)
+    return releases

@@ -20,7 +20,7 @@ from litestar import Litestar
 from hub.config import AuthSettings, LimitSettings, ServerSettings, Settings
 from hub.server import create_app
 from hub.server.auth import Caller
-from hub.server.gate import Gate, StreamSlot
+from hub.server.gate import Gate
 from hub.server.ratelimit import RateLimiter
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
@@ -33,6 +33,7 @@ from tests.server.auth_hub import (
     message,
     serve_in_process,
 )
+from tests.server.conftest import SlotReleases
 
 pytestmark = pytest.mark.anyio
 
@@ -309,18 +310,10 @@ async def loopback_hub() -> AsyncIterator[tuple[str, Litestar]]:
 
 
 async def test_open_streams_are_capped_per_caller_and_given_back_when_closed(
-    loopback_hub: tuple[str, Litestar], monkeypatch: pytest.MonkeyPatch
+    loopback_hub: tuple[str, Litestar], slot_releases: SlotReleases
 ) -> None:
     url, app = loopback_hub
     gate = app.state.hub.gate
-    released = anyio.Event()
-    release = StreamSlot.release
-
-    def release_and_tell(slot: StreamSlot) -> None:
-        release(slot)
-        released.set()
-
-    monkeypatch.setattr(StreamSlot, "release", release_and_tell)
     async with httpx.AsyncClient(base_url=url, timeout=5) as http:
         with anyio.fail_after(10):
             opened = [await open_stream(http, ALICE, rest=rest) for rest in (True, False)]
@@ -337,11 +330,10 @@ async def test_open_streams_are_capped_per_caller_and_given_back_when_closed(
             bobs = await open_stream(http, BOB, rest=True)  # another caller has its own count
             assert bobs.status == 200
             await bobs.aclose()
-            await released.wait()  # the server saw Bob go
-            released = anyio.Event()
+            await slot_releases.next()  # the server saw Bob go
 
             await opened.pop().aclose()
-            await released.wait()
+            await slot_releases.next()
             alice = gate.authenticator.identify({"x-api-key": ALICE.headers["X-API-Key"]})
             assert gate.open_streams(alice) == 1
             again = await open_stream(http, ALICE, rest=False)
