@@ -63,7 +63,7 @@ async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
             listed = await hub.service.list_tasks(query, visitor.name)
             live.append((state_label(state), listed.total_size))
     gate = hub.gate
-    streams = gate.open_streams(visitor.caller) if visitor.name else gate.all_open_streams()
+    streams = gate.open_streams(visitor.caller) if visitor.name else gate.streams_open()
     traffic = console.traffic
     return Figures(
         uptime=_uptime(time.monotonic() - console.started),

@@ -121,10 +121,6 @@ class Gate:
         """How many streams `caller` has open now."""
         return self._streams.get(caller.limit_key, 0)
 
-    def all_open_streams(self) -> int:
-        """How many streams are open now, all callers together."""
-        return sum(self._streams.values())
-
     def _spend(self, caller: Caller) -> None:
         wait = self._rate.take(caller.limit_key)
         if wait is None:
