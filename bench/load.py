@@ -1,13 +1,16 @@
-"""Load generator: JSON-RPC `SendMessage` / `SendStreamingMessage` at a fixed concurrency.
+"""Load generator: `SendMessage` / `SendStreamingMessage` at a fixed concurrency, over JSON-RPC
+(the default) or the REST binding (`POST /message:send`, `POST /message:stream`).
 
 Each of `concurrency` workers owns one keep-alive HTTP/1.1 connection and sends one request
 after another, for a fixed duration or until a fixed count has been sent. The client is an
 `asyncio.Protocol` on uvloop with the httptools C parser (both already installed with
 `uvicorn[standard]`): it costs a few tens of microseconds of CPU per request, so one core drives
 well past 2,000 requests/s and the server, not the client, is what gets measured. A request is an
-error when the status is not 200, the body holds a JSON-RPC error, or a stream carries no event.
+error when the status is not 200, the body holds an error (JSON-RPC's `error`, or a REST body
+without the task or message), or a stream carries no event.
 
     python -m bench.load --port 8001 --scenario send --concurrency 16 --duration 10
+    python -m bench.load --port 8001 --binding rest --scenario stream --duration 10
 """
 
 from __future__ import annotations
@@ -25,15 +28,16 @@ from typing import cast
 import httptools
 import uvloop
 
-__all__ = ["SCENARIOS", "LoadResult", "percentile", "run_load", "run_load_sync"]
+__all__ = ["BINDINGS", "SCENARIOS", "LoadResult", "percentile", "run_load", "run_load_sync"]
 
 # Scenario name -> JSON-RPC method (A2A 1.0 names).
 SCENARIOS: dict[str, str] = {"send": "SendMessage", "stream": "SendStreamingMessage"}
+# Scenario name -> the REST binding's path for it (below the `path` given).
+_REST_PATHS = {"send": "message:send", "stream": "message:stream"}
+BINDINGS = ("jsonrpc", "rest")
 
-_BODY = (
-    '{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"%s",'
-    '"role":"ROLE_USER","parts":[{"text":"hello"}]}%s}}'
-)
+_MESSAGE = '{"message":{"messageId":"%s","role":"ROLE_USER","parts":[{"text":"hello"}]}%s}'
+_BODY = '{"jsonrpc":"2.0","id":%d,"method":"%s","params":' + _MESSAGE + "}"
 _HEAD = (
     "POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
     "Accept: application/json, text/event-stream\r\nA2A-Version: 1.0\r\nContent-Length: "
@@ -143,8 +147,20 @@ def _jsonrpc_ok(data: bytes) -> bool:
     return isinstance(reply, dict) and "result" in reply and "error" not in reply
 
 
-def _stream_ok(body: bytes) -> bool:
-    """True when the SSE body holds at least one event and none is a JSON-RPC error."""
+def _rest_ok(data: bytes) -> bool:
+    """A REST answer or stream event: one of the StreamResponse members, no `error`."""
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(reply, dict) and "error" not in reply and bool(reply.keys() & _REST_KINDS)
+
+
+_REST_KINDS = {"task", "message", "statusUpdate", "artifactUpdate"}
+
+
+def _stream_ok(body: bytes, event_ok: Callable[[bytes], bool] = _jsonrpc_ok) -> bool:
+    """True when the SSE body holds at least one event and `event_ok` accepts each one."""
     if body[:1] == b"{":
         # An error raised before the first event arrives as a plain JSON response.
         return False
@@ -157,7 +173,7 @@ def _stream_ok(body: bytes) -> bool:
             elif line.startswith(b"event:") and line[6:].strip() == b"error":
                 return False
         if data:
-            if not _jsonrpc_ok(b"\n".join(data)):
+            if not event_ok(b"\n".join(data)):
                 return False
             events += 1
     return events > 0
@@ -172,19 +188,24 @@ class _Run:
         host: str,
         port: int,
         path: str,
-        method: str,
+        scenario: str,
+        binding: str,
         deadline: float,
         count: int | None,
         metadata: dict[str, object] | None = None,
     ) -> None:
         self.host = host
         self.port = port
-        self.method = method
+        self.method = SCENARIOS[scenario]
+        self.rest = binding == "rest"
         self.deadline = deadline
         self.count = count
+        event_ok = _rest_ok if self.rest else _jsonrpc_ok
         self.check: Callable[[bytes], bool] = (
-            _stream_ok if method == "SendStreamingMessage" else _jsonrpc_ok
+            (lambda body: _stream_ok(body, event_ok)) if scenario == "stream" else event_ok
         )
+        if self.rest:
+            path = f"{path.rstrip('/')}/{_REST_PATHS[scenario]}"
         self.head = _HEAD.format(path=path, host=host, port=port).encode()
         self.metadata = f',"metadata":{json.dumps(metadata)}' if metadata else ""
         self.issued = 0
@@ -198,7 +219,10 @@ class _Run:
         if self.count is not None and self.issued >= self.count:
             return None
         self.issued += 1
-        body = (_BODY % (self.issued, self.method, uuid.uuid4(), self.metadata)).encode()
+        if self.rest:
+            body = (_MESSAGE % (uuid.uuid4(), self.metadata)).encode()
+        else:
+            body = (_BODY % (self.issued, self.method, uuid.uuid4(), self.metadata)).encode()
         return b"%s%d\r\n\r\n%s" % (self.head, len(body), body)
 
 
@@ -249,6 +273,7 @@ async def run_load(
     port: int,
     path: str = "/",
     scenario: str = "send",
+    binding: str = "jsonrpc",
     concurrency: int = 16,
     duration: float | None = 10.0,
     count: int | None = None,
@@ -260,8 +285,9 @@ async def run_load(
     Args:
         host: Server address; only loopback is expected.
         port: Server port.
-        path: JSON-RPC endpoint path.
+        path: JSON-RPC endpoint path, or the REST binding's base path.
         scenario: `send` or `stream` (see `SCENARIOS`).
+        binding: `jsonrpc` or `rest` (see `BINDINGS`).
         concurrency: Workers, each with its own connection and one request in flight.
         duration: Seconds during which new requests are started; None with a `count`.
         count: Total requests to send; the run also stops at `duration` if both are given.
@@ -271,7 +297,8 @@ async def run_load(
     """
     if duration is None and count is None:
         raise ValueError("give a duration, a count, or both")
-    method = SCENARIOS[scenario]
+    if binding not in BINDINGS:
+        raise ValueError(f"unknown binding {binding!r} (known: {', '.join(BINDINGS)})")
     # A count-only run is still bounded in time: an hour is far past any sane count here.
     span = duration if duration is not None else 3600.0
     started_wall = time.perf_counter()
@@ -280,7 +307,8 @@ async def run_load(
         host=host,
         port=port,
         path=path,
-        method=method,
+        scenario=scenario,
+        binding=binding,
         deadline=time.monotonic() + span,
         count=count,
         metadata=metadata,
@@ -329,11 +357,12 @@ def format_result(result: LoadResult) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: one load run, printed as a line or as JSON."""
-    parser = argparse.ArgumentParser(description="A2A JSON-RPC load generator")
+    parser = argparse.ArgumentParser(description="A2A load generator (JSON-RPC or REST)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--path", default="/")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="send")
+    parser.add_argument("--binding", choices=BINDINGS, default="jsonrpc")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--duration", type=float, default=None, help="seconds (default 10)")
     parser.add_argument("--count", type=int, default=None, help="total requests")
@@ -348,6 +377,7 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         path=args.path,
         scenario=args.scenario,
+        binding=args.binding,
         concurrency=args.concurrency,
         duration=duration,
         count=args.count,
