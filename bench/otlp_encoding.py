@@ -12,7 +12,6 @@ encoded both ways, interleaved; the figure is process CPU per span, median of th
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from bench.spread import spread
 from hub.config import TraceSettings
 from hub.telemetry.otel import build_otel_tracer
 from hub.telemetry.otlp_encoding import encode_spans
@@ -97,7 +97,7 @@ def main() -> None:
         figures["hub encoder"].append(_cpu_per_span(encode_spans, spans))
     print(f"{len(spans)} spans in batches of {_BATCH}, {arguments.rounds} rounds, CPU per span")
     for name, values in figures.items():
-        print(f"  {name}: {statistics.median(values):.1f} us ({min(values):.1f}-{max(values):.1f})")
+        print(f"  {name}: {spread(values, 1)} us")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ median of the rounds (min to max).
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 from collections.abc import Callable, Sequence
 
@@ -22,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
+from bench.spread import spread
 from hub.config import TraceSettings
 from hub.telemetry.otel import build_otel_tracer
 from hub.telemetry.tracing import SpanKind
@@ -94,7 +94,7 @@ def main() -> None:
         figures["hub record"].append(_hub_spans(arguments.spans))
     print(f"{arguments.spans} spans a round, {arguments.rounds} rounds, CPU per span")
     for name, values in figures.items():
-        print(f"  {name}: {statistics.median(values):.1f} us ({min(values):.1f}-{max(values):.1f})")
+        print(f"  {name}: {spread(values, 1)} us")
 
 
 if __name__ == "__main__":
