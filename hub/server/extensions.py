@@ -26,13 +26,14 @@ from hub.protocol.extensions import (
     EXTENSIONS_HEADER,
     LEGACY_EXTENSIONS_HEADER,
     ExtensionRelay,
+    extension_headers,
     parse_extensions,
 )
 from hub.protocol.trace import CallScope, current_scope
 
 __all__ = [
     "ExtensionPolicy",
-    "answered_extensions",
+    "answer_headers",
     "card_extensions",
     "extension_scope",
     "requested_extensions",
@@ -76,13 +77,15 @@ def extension_scope(
     return replace(call_scope, extensions=activated) if activated else call_scope
 
 
-def answered_extensions(call_scope: CallScope | None) -> Collection[str]:
-    """The extensions the answer to a request names: those the hub activated, or behind the
-    gateway those the partner did."""
+def answer_headers(call_scope: CallScope | None, *, v03: bool = False) -> dict[str, str]:
+    """The header of the answer to a request naming the extensions it activated (none: no
+    header), under the name of the request's protocol version: those the hub activated, or
+    behind the gateway those the partner did."""
     if call_scope is None:
-        return ()
+        return {}
     relay = call_scope.forward_extensions
-    return call_scope.extensions if relay is None else relay.activated
+    activated = call_scope.extensions if relay is None else relay.activated
+    return extension_headers(activated, v03=v03)
 
 
 def _skill_note(skills: Sequence[str]) -> str:

@@ -8,7 +8,6 @@ from urllib.parse import parse_qs
 from litestar.types import Receive, Scope, Send
 
 from hub.errors import MethodNotFoundError, ProtocolError
-from hub.protocol.extensions import extension_headers
 from hub.protocol.jsonrpc import (
     V1_METHODS,
     JsonRpcId,
@@ -27,7 +26,7 @@ from hub.server.errors import (
     jsonrpc_error,
     jsonrpc_http_status,
 )
-from hub.server.extensions import answered_extensions, extension_scope
+from hub.server.extensions import answer_headers, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.jsonrpc_v03 import V03_METHODS, dispatch_v03
 from hub.server.operations import A2AOperations
@@ -189,7 +188,7 @@ async def handle_jsonrpc(
     except Exception as exc:  # every failure becomes a JSON-RPC error, never a 500
         if slot is not None:
             slot.release()
-        echo = extension_headers(answered_extensions(call_scope), v03=v03)
+        echo = answer_headers(call_scope, v03=v03)
         error = as_protocol_error(exc, where="JSON-RPC")
         note_error(error)
         if notification:
@@ -204,7 +203,7 @@ async def handle_jsonrpc(
         )
         return
     # Known by now for a stream too: the partner's first event came after its answer's head.
-    echo = extension_headers(answered_extensions(call_scope), v03=v03)
+    echo = answer_headers(call_scope, v03=v03)
     if notification:
         # Run like the same call with an id, but nothing is answered: a stream is closed at
         # once (the task it started goes on), a result dropped.

@@ -21,11 +21,10 @@ from hub.protocol import (
     SubscribeToTaskRequest,
     TaskPushNotificationConfig,
 )
-from hub.protocol.extensions import extension_headers
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
 from hub.server.errors import as_protocol_error, error_headers, rest_error_body
-from hub.server.extensions import answered_extensions, extension_scope
+from hub.server.extensions import answer_headers, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.operations import A2AOperations
 from hub.server.sse import SSE_HEADERS, EventStream, sse_frames
@@ -91,9 +90,9 @@ async def _serve(
             slot.release()
         error = as_protocol_error(exc, where="REST")
         note_error(error)
-        return rest_error_response(error, headers=extension_headers(answered_extensions(scope)))
+        return rest_error_response(error, headers=answer_headers(scope))
     # Known by now for a stream too: the partner's first event came after its answer's head.
-    echo = extension_headers(answered_extensions(scope))
+    echo = answer_headers(scope)
     if isinstance(result, bytes):
         if slot is not None:
             slot.release()
