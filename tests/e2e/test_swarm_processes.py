@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from . import rpc
@@ -310,10 +311,19 @@ def test_a_partner_killed_mid_broadcast_is_one_failed_branch_and_the_others_stil
         {"skill": "swarm", "strategy": "broadcast", "agents": ["doomed", "quick"]},
         return_immediately=True,
     )
-    # Kill it only once it is working on the swarm's message: the swarm is under way.
-    rpc.wait_for(
+    # Kill it only once the hub knows the task it started there (the console lists it among
+    # the swarm task's delegations): the branch then tries to resume a stream to a partner
+    # that no longer answers. Killed any earlier, the branch's stream is cut before it names a
+    # task, and nothing can be resumed (the error says the connection broke).
+    [doomed_task] = rpc.wait_for(
         lambda: partner_tasks_about(swarm, "doomed", text) or None,
         what="the doomed partner to start working",
+    )
+    rpc.wait_for(
+        lambda: (
+            doomed_task["id"] in httpx.get(f"{swarm.url}/ui/tasks/{started['id']}").text or None
+        ),
+        what="the hub to record the doomed partner's task",
     )
     doomed = swarm.partners["doomed"].process
     doomed.kill()
