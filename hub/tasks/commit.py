@@ -120,7 +120,7 @@ class GroupCommit:
         else:
             metrics = current_telemetry().metrics
             if metrics is not None:
-                metrics.store_commit_seconds.observe(time.perf_counter() - started)
+                metrics.store_commit(time.perf_counter() - started)
             for live, record, updates in zip(batch, records, ready, strict=True):
                 if live.task_id in lost:
                     if self._on_lost is not None:

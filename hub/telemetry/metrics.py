@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from prometheus_client import (
     CollectorRegistry,
     Counter,
-    Histogram,
     ProcessCollector,
     generate_latest,
 )
@@ -56,12 +55,52 @@ class _Timing:
         self.total = 0.0
 
 
+class _Timings:
+    """A histogram of durations by `labels`, kept in plain numbers as they happen and turned
+    into a Prometheus family only when scraped: the exposition prometheus_client's
+    `Histogram` gives, without its per-update lock and bucket walk."""
+
+    __slots__ = ("_documentation", "_labels", "_name", "_series")
+
+    def __init__(self, name: str, documentation: str, labels: tuple[str, ...] = ()) -> None:
+        self._name = name
+        self._documentation = documentation
+        self._labels = labels
+        self._series: dict[tuple[str, ...], _Timing] = {}
+
+    def observe(self, seconds: float, labels: tuple[str, ...] = ()) -> None:
+        timing = self._series.get(labels)
+        if timing is None:
+            timing = self._series[labels] = _Timing(time.time())
+        timing.per_bucket[bisect_left(_BUCKETS, seconds)] += 1
+        timing.total += seconds
+
+    def family(self) -> HistogramMetricFamily:
+        histogram = HistogramMetricFamily(self._name, self._documentation, labels=self._labels)
+        for labels, timing in list(self._series.items()):
+            cumulative, buckets = 0, []
+            for bound, count in zip(_BOUNDS, timing.per_bucket, strict=True):
+                cumulative += count
+                buckets.append((bound, float(cumulative)))
+            histogram.add_metric(labels, buckets, timing.total)
+            named = dict(zip(self._labels, labels, strict=True))
+            histogram.add_sample(f"{self._name}_created", named, timing.created)
+        return histogram
+
+
+class _Timed(Collector):
+    """A `_Timings` histogram on its own."""
+
+    def __init__(self, timings: _Timings) -> None:
+        self.timings = timings
+
+    def collect(self) -> Iterator[Metric]:
+        yield self.timings.family()
+
+
 class _CountedAndTimed(Collector):
     """A counter and a histogram of the same events (`<name>_total` by all `labels`,
-    `<timed name>` by the first `timed` of them), kept in plain numbers as they happen and
-    turned into Prometheus families only when scraped: the exposition is the one
-    prometheus_client's `Counter` and `Histogram` give, without their per-update lock and
-    bucket walk."""
+    `<timed name>` by the first `timed` of them), both in plain numbers until scraped."""
 
     def __init__(
         self,
@@ -72,11 +111,10 @@ class _CountedAndTimed(Collector):
         timed: int,
     ) -> None:
         self._counted = counted
-        self._timed_as = timed_as
         self._labels = labels
         self._timed = timed
         self._counts: dict[tuple[str, ...], list[float]] = {}
-        self._timings: dict[tuple[str, ...], _Timing] = {}
+        self._timings = _Timings(*timed_as, labels[:timed])
 
     def add(self, labels: tuple[str, ...], seconds: float) -> None:
         """One event labelled with `labels` that took `seconds`."""
@@ -84,30 +122,14 @@ class _CountedAndTimed(Collector):
         if counted is None:
             counted = self._counts[labels] = [0, time.time()]
         counted[0] += 1
-        key = labels[: self._timed]
-        timing = self._timings.get(key)
-        if timing is None:
-            timing = self._timings[key] = _Timing(time.time())
-        timing.per_bucket[bisect_left(_BUCKETS, seconds)] += 1
-        timing.total += seconds
+        self._timings.observe(seconds, labels[: self._timed])
 
     def collect(self) -> Iterator[Metric]:
         counter = CounterMetricFamily(*self._counted, labels=self._labels)
         for labels, (count, created) in list(self._counts.items()):
             counter.add_metric(labels, count, created=created)
         yield counter
-        name = self._timed_as[0]
-        names = self._labels[: self._timed]
-        histogram = HistogramMetricFamily(*self._timed_as, labels=names)
-        for labels, timing in list(self._timings.items()):
-            cumulative, buckets = 0, []
-            for bound, count in zip(_BOUNDS, timing.per_bucket, strict=True):
-                cumulative += count
-                buckets.append((bound, float(cumulative)))
-            histogram.add_metric(labels, buckets, timing.total)
-            named = dict(zip(names, labels, strict=True))
-            histogram.add_sample(f"{name}_created", named, timing.created)
-        yield histogram
+        yield self._timings.family()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -216,12 +238,11 @@ class HubMetrics:
             ["outcome"],
             registry=registry,
         )
-        self.store_commit_seconds = Histogram(
+        self._store_commits = _Timings(
             "a2a_hub_store_commit_duration_seconds",
             "Time to write one batch of task changes to the store",
-            buckets=_BUCKETS,
-            registry=registry,
         )
+        registry.register(_Timed(self._store_commits))
         self.rate_limited = Counter(
             "a2a_hub_rate_limited_requests",
             "Requests refused for a caller over its rate limit (HTTP 429)",
@@ -247,6 +268,10 @@ class HubMetrics:
     def partner_call(self, partner: str, method: str, *, outcome: str, seconds: float) -> None:
         """Count one call to a partner."""
         self._partner_calls.add((partner, method, outcome), seconds)
+
+    def store_commit(self, seconds: float) -> None:
+        """One batch of task changes written to the store in `seconds`."""
+        self._store_commits.observe(seconds)
 
     def task(self, skill: str, *, state: str, seconds: float) -> None:
         """Count one skill run that ended, with the state it left its task in."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from dataclasses import replace
 from enum import StrEnum
 from types import TracebackType
 from typing import Protocol
@@ -151,7 +150,7 @@ class _Span:
         if parent is None:
             scope = CallScope(trace_id=trace_id, parent_id=span_id, flags=flags, recorded=True)
         else:
-            scope = replace(parent, parent_id=span_id, flags=flags, recorded=True)
+            scope = parent.inside(span_id, flags)
         self._scope = use_scope(scope)
         self._scope.__enter__()
         return opened
