@@ -6,6 +6,7 @@ the CPU each saves)."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import socket
 from typing import Any
@@ -62,7 +63,8 @@ def test_requests_run_with_asyncio_named_for_sniffio(
     server_class: type[uvicorn.Server], named: str | None
 ) -> None:
     """Plain uvicorn leaves sniffio to sniff on every question; the hub's server names the
-    library once. Run on a bare asyncio loop: a test runner's own loop may name it already."""
+    library once. Run on a bare asyncio loop in an empty context: a test runner's own loop
+    may name it already."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -93,4 +95,4 @@ def test_requests_run_with_asyncio_named_for_sniffio(
             gc.unfreeze()
             sock.close()
 
-    assert asyncio.run(main()) == repr(named)
+    assert contextvars.Context().run(asyncio.run, main()) == repr(named)
