@@ -79,9 +79,9 @@ class HubServer(uvicorn.Server):
 
     - anyio asks sniffio which library runs it for every event, lock, cancel scope and
       timeout it makes. Nothing has told sniffio, so each question sniffs for a running
-      asyncio task (about 0.5 us a time, tens of times a request). The server names asyncio in the
-      context that its lifespan, listening socket and connections inherit, as `anyio.run`
-      does for the code it runs.
+      asyncio task (about 0.5 us a time, tens of times a request). The server names asyncio
+      in the context that its lifespan, listening socket and connections inherit, as
+      `anyio.run` does for the code it runs.
     - What the imports and the app's lifespan made (modules, models, schemas, the store's
       and the partners' objects) lives as long as the process. Left in the collector's
       oldest generation, every full collection walks all of it again: 40-80 ms at a time,
