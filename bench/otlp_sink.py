@@ -8,9 +8,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import uvicorn
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -61,6 +67,38 @@ async def _answer(send: Any, body: bytes, media_type: bytes) -> None:
     headers = [(b"content-type", media_type)]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+@contextlib.contextmanager
+def running_sink(*, core: int | None = None) -> Iterator[str]:
+    """A receiver in a child process (pinned to `core` when given) until the block ends;
+    yields its URL once it answers.
+
+    Raises:
+        RuntimeError: it did not start within 20 s.
+    """
+    from bench.target import REPO, free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "bench.otlp_sink", "--port", str(port)]
+    if core is not None:
+        command = ["taskset", "-c", str(core), *command]
+    process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(f"{url}/stats", timeout=1.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the OTLP receiver did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def main() -> None:

@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,13 +36,13 @@ from pathlib import Path
 import httpx
 
 from bench.load import SCENARIOS, LoadResult, format_result, run_load_sync
+from bench.otlp_sink import running_sink
 from bench.target import (
     REPO,
     TARGETS,
     RunningServer,
     ServerStartError,
     exit_on_sigterm,
-    free_port,
     pin_self,
     start_server,
 )
@@ -138,28 +137,12 @@ def otlp_sink(plan: Plan) -> Iterator[str | None]:
     if not any(TARGETS[name].traces for name in plan.targets):
         yield None
         return
-    port = free_port()
-    command = [sys.executable, "-m", "bench.otlp_sink", "--port", str(port)]
-    if plan.client_core is not None:
-        command = ["taskset", "-c", str(plan.client_core), *command]
-    process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{url}/v1/traces"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"{url}/stats", timeout=1.0)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the OTLP receiver did not start") from None
-                time.sleep(0.05)
-        yield url
-    finally:
-        os.environ.pop("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", None)
-        process.terminate()
-        process.wait(timeout=10)
+    with running_sink(core=plan.client_core) as url:
+        os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"{url}/v1/traces"
+        try:
+            yield url
+        finally:
+            os.environ.pop("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", None)
 
 
 def run_plan(plan: Plan) -> tuple[list[Measurement], dict[str, str]]:
