@@ -55,7 +55,7 @@ class _Timing:
         self.total = 0.0
 
 
-class _Timings:
+class _Timings(Collector):
     """A histogram of durations by `labels`, kept in plain numbers as they happen and turned
     into a Prometheus family only when scraped: the exposition prometheus_client's
     `Histogram` gives, without its per-update lock and bucket walk."""
@@ -87,15 +87,8 @@ class _Timings:
             histogram.add_sample(f"{self._name}_created", named, timing.created)
         return histogram
 
-
-class _Timed(Collector):
-    """A `_Timings` histogram on its own."""
-
-    def __init__(self, timings: _Timings) -> None:
-        self.timings = timings
-
     def collect(self) -> Iterator[Metric]:
-        yield self.timings.family()
+        yield self.family()
 
 
 class _CountedAndTimed(Collector):
@@ -242,7 +235,7 @@ class HubMetrics:
             "a2a_hub_store_commit_duration_seconds",
             "Time to write one batch of task changes to the store",
         )
-        registry.register(_Timed(self._store_commits))
+        registry.register(self._store_commits)
         self.rate_limited = Counter(
             "a2a_hub_rate_limited_requests",
             "Requests refused for a caller over its rate limit (HTTP 429)",
