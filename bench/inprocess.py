@@ -84,6 +84,11 @@ def _settings(config: str, *, store: str, folder: Path, endpoint: str) -> Settin
     )
 
 
+def _library(config: str) -> str | None:
+    """What sniffio is told runs a configuration's app: asyncio for `named` only."""
+    return "asyncio" if config == "named" else None
+
+
 def _app(settings: Settings, config: str) -> Litestar:
     skills = configured_skills(settings)
     settings = settle_default_skill(settings, list(skills))
@@ -163,9 +168,8 @@ async def _measure(
         async with AsyncExitStack() as stack:
             for config, app in apps.items():
                 # What the lifespan starts (the workers, the commits) keeps the context it
-                # was started in: sniffio told of asyncio for `named` only.
-                library = "asyncio" if config == "named" else None
-                token = sniffio.current_async_library_cvar.set(library)
+                # was started in.
+                token = sniffio.current_async_library_cvar.set(_library(config))
                 try:
                     await stack.enter_async_context(app.lifespan())
                 finally:
@@ -178,10 +182,9 @@ async def _rounds(apps: dict[str, Litestar], *, rounds: int, requests: int) -> N
     number = 0
 
     def within(config: str) -> contextvars.Context:
-        """A context for the requests: sniffio told of asyncio for `named` only."""
+        """A context for the requests, sniffio told what the lifespan was told."""
         context = contextvars.copy_context()
-        library = "asyncio" if config == "named" else None
-        context.run(sniffio.current_async_library_cvar.set, library)
+        context.run(sniffio.current_async_library_cvar.set, _library(config))
         return context
 
     async def one(config: str, count: int) -> float:
