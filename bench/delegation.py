@@ -14,6 +14,9 @@ interleaved within each round:
 The partner holds each answer `--partner-delay` seconds (default 50 ms, a fast real agent):
 then the hub is not the bottleneck and the p50 difference is what the hop adds. With
 `--partner-delay 0` the hub itself is what limits the rate, and the run shows its ceiling.
+With `--partner-delay 0 --pause 0.05` the callers wait 50 ms between their calls instead:
+the hub idles as long between calls as behind the slow partner, and each call's own work
+is the instant partner's (what idling costs the next call: `bench/idle_gap.py`).
 
 Reported per path and concurrency, as medians over rounds with the min and max: the p50 the hop adds
 (each round's p50 less that round's direct p50), p99, requests/s, and the hub's CPU per call
@@ -23,7 +26,7 @@ concurrency, so its rise at c=1 is what idle gaps cost on this machine). The hub
 core 0; the partner and the load generator share core 1.
 
     python -m bench.delegation [--paths relay,delegate,gateway] [--concurrency 1,16]
-                               [--partner-delay 0.05] [--duration 6] [--rounds 3]
+                               [--partner-delay 0.05] [--pause 0] [--duration 6] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -86,7 +89,9 @@ class _Run:
     """The hub's CPU per call; on the direct path, the partner's."""
 
 
-def _load(server: RunningServer, path: str, concurrency: int, duration: float) -> LoadResult:
+def _load(
+    server: RunningServer, path: str, concurrency: int, duration: float, pause: float = 0.0
+) -> LoadResult:
     route = PATHS[path]
     return run_load_sync(
         port=server.port,
@@ -95,6 +100,7 @@ def _load(server: RunningServer, path: str, concurrency: int, duration: float) -
         concurrency=concurrency,
         duration=duration,
         metadata=route.metadata,
+        pause=pause,
     )
 
 
@@ -108,7 +114,7 @@ def _round(
             # it shows what the machine itself adds per call at low rates.
             server = partner if path == "direct" else hub
             before = server.cpu_seconds()
-            result = _load(server, path, concurrency, args.duration)
+            result = _load(server, path, concurrency, args.duration, args.pause)
             time.sleep(_SETTLE)
             spent = server.cpu_seconds() - before
             cpu_ms = spent / result.completed * 1e3 if result.completed else 0.0
@@ -169,6 +175,13 @@ def main(argv: list[str] | None = None) -> None:
         default=0.05,
         help="seconds the partner holds each answer (0: the hub's own ceiling)",
     )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="seconds each caller waits between its calls (the hub idles as behind a slow "
+        "partner, with an instant one)",
+    )
     args = parser.parse_args(argv)
     args.paths = [p.strip() for p in args.paths.split(",") if p.strip() and p != "direct"]
     for path in args.paths:
@@ -202,7 +215,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     print()
     print(
-        f"partner holds each answer {args.partner_delay * 1000:g} ms; {args.rounds} rounds of "
+        f"partner holds each answer {args.partner_delay * 1000:g} ms; "
+        f"callers pause {args.pause * 1000:g} ms between calls; {args.rounds} rounds of "
         f"{args.duration:g} s runs; medians (min to max)"
     )
     print(_report(runs, args))

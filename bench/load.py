@@ -193,8 +193,10 @@ class _Run:
         deadline: float,
         count: int | None,
         metadata: dict[str, object] | None = None,
+        pause: float = 0.0,
     ) -> None:
         self.host = host
+        self.pause = pause
         self.port = port
         self.method = SCENARIOS[scenario]
         self.rest = binding == "rest"
@@ -255,6 +257,8 @@ async def _worker(run: _Run) -> None:
                 run.errors += 1
             if not conn.keep_alive:
                 conn.close()
+            if run.pause:
+                await asyncio.sleep(run.pause)
     finally:
         if conn is not None:
             conn.close()
@@ -279,6 +283,7 @@ async def run_load(
     count: int | None = None,
     request_timeout: float = 30.0,
     metadata: dict[str, object] | None = None,
+    pause: float = 0.0,
 ) -> LoadResult:
     """Run one load and measure it.
 
@@ -294,6 +299,8 @@ async def run_load(
         request_timeout: Seconds allowed past the end for requests still in flight; those
             still unanswered then count as errors.
         metadata: The request's `params.metadata` (e.g. `{"skill": "delegate"}`), if any.
+        pause: Seconds each worker waits after an answer before its next request (0: none),
+            so that the server idles between calls as it does behind a slow partner.
     """
     if duration is None and count is None:
         raise ValueError("give a duration, a count, or both")
@@ -312,6 +319,7 @@ async def run_load(
         deadline=time.monotonic() + span,
         count=count,
         metadata=metadata,
+        pause=pause,
     )
     workers = [asyncio.create_task(_worker(run)) for _ in range(concurrency)]
     try:
@@ -366,6 +374,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--duration", type=float, default=None, help="seconds (default 10)")
     parser.add_argument("--count", type=int, default=None, help="total requests")
+    parser.add_argument(
+        "--pause", type=float, default=0.0, help="seconds each worker waits between its calls"
+    )
     parser.add_argument("--core", type=int, default=None, help="pin this process to one core")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a line")
     args = parser.parse_args(argv)
@@ -381,6 +392,7 @@ def main(argv: list[str] | None = None) -> None:
         concurrency=args.concurrency,
         duration=duration,
         count=args.count,
+        pause=args.pause,
     )
     print(json.dumps(result.to_dict()) if args.json else format_result(result))
 
