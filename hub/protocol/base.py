@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -35,10 +36,22 @@ def utc_now() -> datetime:
     return now.replace(microsecond=now.microsecond - now.microsecond % 1000)
 
 
+# A UUIDv7 (RFC 9562) in 128 bits: 48 bits of Unix time in milliseconds, the version (7) in
+# 4 bits, 12 random bits, the variant (binary 10) in 2 bits and 62 random bits.
+_RANDOM_BITS = (1 << 80) - 1 & ~(0xF << 76) & ~(0x3 << 62)
+_VERSION_AND_VARIANT = 0x7 << 76 | 0x2 << 62
+
+
 def new_id() -> str:
-    """A random 128-bit id as 32 hex digits (the form of `uuid4().hex`, at a sixth of the
-    cost: no UUID object is built)."""
-    return os.urandom(16).hex()
+    """A new id: a UUIDv7 as 32 hex digits (the form of `uuid.hex`; no UUID object is built).
+
+    74 of its bits are random, so ids cannot be guessed; the first 48 are the time in
+    milliseconds, so ids made one after another sort one after another. A store's indexes on
+    task and context ids then grow at one end, and the tasks one commit writes share pages
+    instead of each touching a page of its own.
+    """
+    random = int.from_bytes(os.urandom(10)) & _RANDOM_BITS
+    return (time.time_ns() // 1_000_000 << 80 | _VERSION_AND_VARIANT | random).to_bytes(16).hex()
 
 
 Timestamp = Annotated[
