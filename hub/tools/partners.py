@@ -380,6 +380,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
         wanted = {runtime.entry.name: runtime for runtime in runtimes}
         for name in [name for name in self._runtime if name not in wanted]:
             self.remove(name)
+        added = False
         for name, runtime in wanted.items():
             if name in self._runtime:
                 continue
@@ -397,6 +398,9 @@ class Partners(Mapping[str, RemoteAgentTool]):
             partner = self._new(runtime.entry)
             partner.runtime = kept
             self._partners[name] = partner
+            added = True
+        if added:
+            self._changed()
 
     def remove(self, name: str) -> RuntimePartner:
         """Remove a partner added at run time (agents.yaml's are removed by editing it).

@@ -12,7 +12,7 @@ import pytest
 from hub.client import UrlGuard
 from hub.mcp import Catalog
 from hub.registry import AgentEntry, load_registry
-from hub.tools import FederationPolicy, Partners, Toolbox
+from hub.tools import FederationPolicy, Partners, RuntimePartner, Toolbox
 from tests.tools.agents import registry_file
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +57,25 @@ async def test_reloads_runtime_partners_and_first_cards_are_announced(
         ("filed", "second", "spawned"),
         ("filed", "second"),
     ]
+
+
+async def test_partners_another_replica_added_or_forgot_are_announced_once(
+    echoer: str, tmp_path: Path
+) -> None:
+    async with Partners(
+        registry_file(tmp_path / "agents.yaml", {"filed": echoer}), federation=_loopback_policy()
+    ) as partners:
+        changes: list[tuple[str, ...]] = []
+        partners.subscribe(lambda: changes.append(tuple(partners)))
+        catalog = Catalog(Toolbox(partners), ["delegate"])
+        elsewhere = RuntimePartner(
+            entry=AgentEntry(name="elsewhere", url=echoer), origin="spawn_agent by ops"
+        )
+
+        partners.adopt([elsewhere])
+        listed = [d.name for d in catalog.definitions()][:2]
+        partners.adopt([elsewhere])  # the same set again: nothing to announce
+        partners.adopt([])
+
+    assert listed == ["a2a_filed", "a2a_elsewhere"]
+    assert changes == [("filed", "elsewhere"), ("filed",)]
