@@ -48,6 +48,7 @@ from hub.skills.tools import with_tools
 from hub.store import MemoryTaskStore, TaskStore, build_store
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
+from hub.tools.partner_sync import shared_partners
 
 __all__ = ["Hub", "listen"]
 
@@ -98,7 +99,8 @@ class Hub:
         registry: the partner agents.
         skills: the local skills by id.
         store: where the tasks of local skills called as tools are kept (in memory by
-            default).
+            default). A shared store (PostgreSQL, the replicas') also brings the partners
+            the hub's replicas added at run time, followed while the hub is open.
         watch: follow agents.yaml for edits while the hub is open.
     """
 
@@ -121,6 +123,8 @@ class Hub:
         self.settings = settings
         self.partners = Partners(registry, federation=FederationPolicy.from_settings(settings))
         self._store = store or MemoryTaskStore()
+        # With a shared store (replicas), the partners added at run time are the store's.
+        self._sync = shared_partners(self._store, self.partners)
         self._local = local
         self.skills, self.tools = with_tools(local, self.partners, lambda: self.manager)
         self.manager = TaskManager(
@@ -249,6 +253,8 @@ class Hub:
             await stack.enter_async_context(self.partners)
             if self._watch:
                 await stack.enter_async_context(self.partners.watching())
+            if self._sync is not None:
+                await stack.enter_async_context(self._sync.running())
             await stack.enter_async_context(self.manager)
             self._stack = stack.pop_all()
         return self

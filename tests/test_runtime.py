@@ -3,6 +3,7 @@ real partner on a loopback socket and module skills from `tests.runtime_skills`.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import AsyncIterator
@@ -12,8 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
+from hub.config import FederationSettings, Settings
 from hub.errors import ConfigError, UnknownAgentError
+from hub.registry import AgentEntry, Registry
 from hub.runtime import Hub
+from hub.store import PostgresTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import ToolResult
 from tests.client.partners import sdk_jsonrpc
@@ -21,6 +25,8 @@ from tests.runtime_skills import PARTNER
 from tests.tools.agents import HeaderRecorder
 
 pytestmark = pytest.mark.anyio
+
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
 
 SECRET = "zq-runtime-secret-51b0"
 TOOL_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
@@ -357,3 +363,28 @@ async def test_without_any_file_the_hub_has_the_default_settings_and_no_partners
         assert hub.settings.default_skill == "echo"
         assert len(hub.registry) == 0
         assert list(hub.tools) == ["skill_echo"]
+
+
+async def test_hubs_on_one_shared_store_serve_the_partners_any_of_them_adds_at_run_time(
+    postgres_dsn: str, echoer: str
+) -> None:
+    settings = Settings(federation=FederationSettings(allow_cidrs=LOOPBACK))
+
+    def opened() -> Hub:
+        return Hub(settings, registry=Registry(), store=PostgresTaskStore(postgres_dsn))
+
+    async with opened() as first, opened() as second:
+        tools_changed = anyio.Event()
+        second.partners.subscribe(tools_changed.set)
+        await first.partners.add(AgentEntry(name="newbie", url=echoer), origin="spawn_agent by ops")
+        with anyio.fail_after(10):
+            await tools_changed.wait()
+            result = await second.tools["a2a_newbie"].call(message="hello newbie")
+
+        assert second.partners.names() == ("newbie",)
+        assert second.partners.origin("newbie") == "spawn_agent by ops"
+        assert (result.state, result.text) == ("completed", "hello newbie")
+
+    async with opened() as later:
+        assert later.partners.names() == ("newbie",)
+        assert "a2a_newbie" in later.tools

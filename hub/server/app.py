@@ -37,13 +37,13 @@ from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
-from hub.store import SharedTaskStore, TaskStore
+from hub.store import TaskStore
 from hub.tasks import TaskManager
 from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
 from hub.telemetry.setup import build_telemetry
 from hub.tools import PartnerChildren, Partners
-from hub.tools.partner_sync import PartnerSync
+from hub.tools.partner_sync import shared_partners
 
 __all__ = ["create_app"]
 
@@ -141,9 +141,7 @@ def create_app(
     )
     partners = partners if partners is not None else Partners(Registry())
     # Replicas share the partners added at run time through their store.
-    sync = PartnerSync(store, partners) if isinstance(store, SharedTaskStore) else None
-    if sync is not None:
-        partners.on_added = sync.record
+    sync = shared_partners(store, partners)
     served, toolbox = with_tools(skills, partners, lambda: manager)
     manager = TaskManager(
         store=store,

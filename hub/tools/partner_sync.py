@@ -18,11 +18,11 @@ import anyio
 
 from hub.errors import HubError
 from hub.registry import AgentEntry
-from hub.store import SharedTaskStore
+from hub.store import SharedTaskStore, TaskStore
 from hub.tools.partners import Partners
 from hub.tools.runtime_partners import RuntimePartner
 
-__all__ = ["PartnerSync", "dump_runtime_partner", "load_runtime_partner"]
+__all__ = ["PartnerSync", "dump_runtime_partner", "load_runtime_partner", "shared_partners"]
 
 log = logging.getLogger("hub.tools.partners")
 
@@ -50,6 +50,17 @@ def load_runtime_partner(body: bytes) -> RuntimePartner:
         origin=str(document["origin"]),
         description=document.get("description"),
     )
+
+
+def shared_partners(store: TaskStore, partners: Partners) -> PartnerSync | None:
+    """The sync of `partners` with `store` when the store is shared (replicas), with every
+    partner added here recorded there; None for a store of one hub. Serve the hub inside
+    its `running()`."""
+    if not isinstance(store, SharedTaskStore):
+        return None
+    sync = PartnerSync(store, partners)
+    partners.on_added = sync.record
+    return sync
 
 
 class PartnerSync:
