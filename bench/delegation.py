@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.load import LoadResult, format_result, run_load_sync
+from bench.load import LoadResult, format_result
 from bench.spread import spread
 from bench.target import (
     RESULTS,
@@ -53,7 +52,6 @@ __all__ = ["PATHS", "main"]
 
 _AGENTS = Path("var/bench-agents.yaml")
 _STORE = Path("var/bench-delegation.db")
-_SETTLE = 0.25
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,10 +89,10 @@ class _Run:
 
 def _load(
     server: RunningServer, path: str, concurrency: int, duration: float, pause: float = 0.0
-) -> LoadResult:
+) -> tuple[LoadResult, float]:
+    """One load of `path` and the CPU seconds `server` spent on it."""
     route = PATHS[path]
-    return run_load_sync(
-        port=server.port,
+    return server.load(
         path=route.url_path,
         scenario="send",
         concurrency=concurrency,
@@ -113,10 +111,7 @@ def _round(
             # The direct path's CPU is the partner's: the same work at every concurrency, so
             # it shows what the machine itself adds per call at low rates.
             server = partner if path == "direct" else hub
-            before = server.cpu_seconds()
-            result = _load(server, path, concurrency, args.duration, args.pause)
-            time.sleep(_SETTLE)
-            spent = server.cpu_seconds() - before
+            result, spent = _load(server, path, concurrency, args.duration, args.pause)
             cpu_ms = spent / result.completed * 1e3 if result.completed else 0.0
             whose = "partner" if path == "direct" else "hub"
             print(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from dataclasses import dataclass
 
 from bench.load import run_load_sync
@@ -26,8 +25,6 @@ from bench.spread import spread
 from bench.target import RESULTS, TARGETS, RunningServer, exit_on_sigterm, pin_self, start_server
 
 __all__ = ["main"]
-
-_SETTLE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +36,9 @@ class _Run:
 
 
 def _run(server: RunningServer, name: str, pause: float, calls: int) -> _Run:
-    before = server.cpu_seconds()
-    result = run_load_sync(
-        port=server.port, path=server.target.rpc_path, concurrency=1, count=calls, pause=pause
+    result, spent = server.load(
+        path=server.target.rpc_path, concurrency=1, count=calls, pause=pause
     )
-    time.sleep(_SETTLE)
-    spent = server.cpu_seconds() - before
     if result.errors or not result.completed:
         raise SystemExit(f"{name}: {result.errors} errors in {calls} calls")
     run = _Run(name, pause, spent / result.completed * 1e3, result.p50_ms)

@@ -50,9 +50,6 @@ from bench.target import (
 __all__ = ["Measurement", "Plan", "Ratio", "Summary", "main", "ratios", "summarise"]
 
 RESULTS = REPO / "bench" / "results"
-# Seconds to let a server finish work that trails its last response (task clean-up, store
-# writes) before its CPU is read, so that work is charged to the requests that caused it.
-_SETTLE = 0.25
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,16 +104,12 @@ def _measure(server: RunningServer, plan: Plan, round_no: int) -> list[Measureme
     measurements = []
     for scenario in plan.scenarios:
         for concurrency in plan.concurrency:
-            cpu_before = server.cpu_seconds()
-            result = run_load_sync(
-                port=server.port,
+            result, cpu = server.load(
                 path=server.target.rpc_path,
                 scenario=scenario,
                 concurrency=concurrency,
                 duration=plan.duration,
             )
-            time.sleep(_SETTLE)
-            cpu = server.cpu_seconds() - cpu_before
             measurement = Measurement(
                 target=server.target.name, round=round_no, load=result, server_cpu_s=cpu
             )

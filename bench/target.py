@@ -14,9 +14,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
+
+from bench.load import LoadResult, run_load_sync
 
 __all__ = [
     "REPO",
@@ -39,6 +41,9 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 _HUB_STORE = Path("var/bench-hub.db")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# Seconds to let a server finish work that trails its last response (task clean-up, store
+# writes) before its CPU is read, so that work is charged to the requests that caused it.
+_SETTLE = 0.25
 
 
 class ServerStartError(RuntimeError):
@@ -183,6 +188,14 @@ class RunningServer:
         # Fields after the parenthesised command name; utime and stime are fields 14 and 15.
         fields = stat[stat.rindex(")") + 2 :].split()
         return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+    def load(self, **load: Any) -> tuple[LoadResult, float]:
+        """One `run_load_sync` against this server (`load` gives all but the port), and the
+        CPU seconds the server spent on it, read once its last answers have settled."""
+        before = self.cpu_seconds()
+        result = run_load_sync(port=self.port, **load)
+        time.sleep(_SETTLE)
+        return result, self.cpu_seconds() - before
 
     def rss_bytes(self) -> int:
         """Resident set size, from VmRSS in /proc/<pid>/status."""
