@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, PlainSerializer
 from pydantic.alias_generators import to_camel
+
+from hub.protocol.entropy import random_bytes
 
 __all__ = ["JsonObject", "Timestamp", "WireModel", "format_timestamp", "new_id", "utc_now"]
 
@@ -50,7 +51,7 @@ def new_id() -> str:
     task and context ids then grow at one end, and the tasks one commit writes share pages
     instead of each touching a page of its own.
     """
-    random = int.from_bytes(os.urandom(10)) & _RANDOM_BITS
+    random = int.from_bytes(random_bytes(10)) & _RANDOM_BITS
     return (time.time_ns() // 1_000_000 << 80 | _VERSION_AND_VARIANT | random).to_bytes(16).hex()
 
 

@@ -23,7 +23,6 @@ its hop limit.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 from hub.errors import InvalidRequestError
+from hub.protocol.entropy import random_bytes
 from hub.protocol.extensions import ExtensionRelay
 
 __all__ = [
@@ -238,11 +238,11 @@ def parse_traceparent(value: str | None) -> tuple[str, str, str] | None:
 
 
 def _trace_id() -> str:
-    return os.urandom(16).hex()
+    return random_bytes(16).hex()
 
 
 def _span_id() -> str:
-    span = os.urandom(8).hex()
+    span = random_bytes(8).hex()
     return span if span != _ZERO_SPAN else "0000000000000001"
 
 
