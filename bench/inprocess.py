@@ -14,10 +14,10 @@ Configurations (`--configs`, the first is the base of the ratios):
 
 - `off`: metrics and access log off, no traces;
 - `metrics`: the default settings (metrics on, the access log below the log level);
-- `spans`: `metrics`, and every trace recorded into a span processor that drops each span
+- `spans`: `metrics`, and every trace recorded into a span sink that drops each span
   (what recording costs the serving thread);
-- `traces`: `metrics`, and every trace exported with OTLP/HTTP (the batch processor and the
-  hub's exporter) to a local receiver (`bench.otlp_sink`, a child process);
+- `traces`: `metrics`, and every trace exported with OTLP/HTTP (the hub's span batches and
+  exporter) to a local receiver (`bench.otlp_sink`, a child process);
 - `named`: `metrics`, with the app started where sniffio is told that asyncio runs it, as
   `a2a-hub serve` starts it (`hub/cli/serve.py`); the others run where nothing told it.
 
@@ -42,7 +42,6 @@ from typing import Any
 
 import sniffio
 from litestar import Litestar
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from bench.otlp_sink import running_sink
 from bench.spread import spread
@@ -51,6 +50,7 @@ from hub.config import Settings, settle_default_skill
 from hub.server import create_app
 from hub.skills import configured_skills
 from hub.store import build_store
+from hub.telemetry.otel import SpanRecord
 from hub.telemetry.setup import build_telemetry
 
 __all__ = ["main"]
@@ -59,10 +59,16 @@ CONFIGS = ("off", "metrics", "spans", "traces", "named")
 _OFF = {"metrics": {"enabled": False}, "access_log": False}
 
 
-class _Drop(SpanProcessor):
-    """Takes every ended span and keeps nothing."""
+class _Drop:
+    """A span sink that takes every ended span and keeps nothing."""
 
-    def on_end(self, span: ReadableSpan) -> None:
+    def on_end(self, span: SpanRecord) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
         return None
 
 

@@ -1,11 +1,14 @@
-"""CPU per span recorded: the OpenTelemetry SDK's live `Span` against the hub's own record.
+"""CPU per span recorded and encoded for export: the OpenTelemetry SDK's live `Span` and batch
+processor against the hub's own record and span batches.
 
-Each span is started with two attributes, gets five more and ends, and goes to a
-`BatchSpanProcessor` (default settings, but a queue that holds a whole round, so that
-nothing is dropped) whose exporter discards the batches; the pending spans are flushed at
-the end of each round, inside the measurement. The two ways alternate
-round by round; the figure is process CPU per span (the processor's thread included),
-median of the rounds (min to max).
+Each span is started with two attributes, gets five more and ends. The SDK's goes to a
+`BatchSpanProcessor`, whose exporter encodes each batch with the SDK's OTLP encoder and
+discards the bytes; the hub's to `SpanBatches`, which encodes it as it ends, and whose
+exporter wraps each batch into its OTLP request and discards it. Both queues hold a whole
+round, so that nothing is dropped, and what waits is flushed at the end of each round,
+inside the measurement. Nothing is sent: what an HTTP post costs is the same either way.
+The two ways alternate round by round; the figure is process CPU per span (the batching
+threads included), median of the rounds (min to max).
 
     python -m bench.span_recording [--spans 20000] [--rounds 9]
 """
@@ -17,13 +20,16 @@ import time
 from collections.abc import Callable, Sequence
 
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
 from bench.spread import spread
 from hub.config import TraceSettings
-from hub.telemetry.otel import build_otel_tracer
+from hub.telemetry.otel import OtelTracer, SpanSink, build_otel_tracer
+from hub.telemetry.otlp_encoding import encode_request
+from hub.telemetry.otlp_exporter import SpanBatches
 from hub.telemetry.tracing import SpanKind
 
 __all__ = ["main"]
@@ -39,8 +45,22 @@ _SET = {
 
 
 class _Discard(SpanExporter):
+    """Encodes each batch as the SDK's OTLP exporter does, and sends nothing."""
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        encode_spans(spans).SerializeToString()
         return SpanExportResult.SUCCESS
+
+
+class _DiscardEncoded:
+    """Wraps each batch into its OTLP request as the hub's exporter does, and sends nothing."""
+
+    def export_encoded(self, spans: Sequence[tuple[OtelTracer, bytes]]) -> SpanExportResult:
+        encode_request(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
 
 
 def _sdk_spans(count: int) -> float:
@@ -61,7 +81,7 @@ def _sdk_spans(count: int) -> float:
 
 
 def _hub_spans(count: int) -> float:
-    processor = BatchSpanProcessor(_Discard(), max_queue_size=count)
+    processor = SpanBatches(_DiscardEncoded(), max_queue_size=count)
     tracer = build_otel_tracer(TraceSettings(service_name="a2a-hub"), processor=processor)
 
     def record() -> None:
@@ -73,7 +93,9 @@ def _hub_spans(count: int) -> float:
     return _cpu_per_span(record, count, processor)
 
 
-def _cpu_per_span(record: Callable[[], None], count: int, processor: BatchSpanProcessor) -> float:
+def _cpu_per_span(
+    record: Callable[[], None], count: int, processor: BatchSpanProcessor | SpanSink
+) -> float:
     started = time.process_time()
     for _ in range(count):
         record()
@@ -88,10 +110,10 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=9)
     arguments = parser.parse_args()
-    figures: dict[str, list[float]] = {"SDK live span": [], "hub record": []}
+    figures: dict[str, list[float]] = {"SDK span and processor": [], "hub record and batches": []}
     for _ in range(arguments.rounds):
-        figures["SDK live span"].append(_sdk_spans(arguments.spans))
-        figures["hub record"].append(_hub_spans(arguments.spans))
+        figures["SDK span and processor"].append(_sdk_spans(arguments.spans))
+        figures["hub record and batches"].append(_hub_spans(arguments.spans))
     print(f"{arguments.spans} spans a round, {arguments.rounds} rounds, CPU per span")
     for name, values in figures.items():
         print(f"  {name}: {spread(values, 1)} us")

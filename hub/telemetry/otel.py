@@ -7,11 +7,12 @@ Configuration follows the standard environment variables (`OTEL_EXPORTER_OTLP_EN
 `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, `OTEL_SPAN_*` and `OTEL_*_LIMIT`,
 `OTEL_BSP_*`); the `telemetry.traces` settings fill in what the environment leaves unset.
 
-An open span is the hub's own small record, not the SDK's live `Span`: the hub takes the
-sampling decision and makes the ids itself, the record collects attributes and events in
-plain containers, and `end()` hands one finished SDK `ReadableSpan` to the span processor's
-`on_end` (the batch processor in production, a test's processor in tests), with the span
-limits applied as the SDK's own span would apply them.
+An open span is the hub's own small record (`SpanRecord`), not the SDK's live `Span`: the
+hub takes the sampling decision and makes the ids itself, the record collects attributes and
+events in plain containers, and `end()` hands the record to the tracer's sink. In production
+that is `SpanBatches` (`otlp_exporter.py`), which encodes batches of records straight into
+OTLP; an SDK span processor (a test's in-memory exporter) gets each as the `ReadableSpan` the
+SDK's own span would have made (`ProcessorSink`), with the span limits applied the same way.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from __future__ import annotations
 import os
 import random
 import time
+from typing import NamedTuple, Protocol
 
 from opentelemetry import trace
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, SpanProcessor
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -36,7 +37,17 @@ from hub.errors import ConfigError
 from hub.protocol.trace import CallScope
 from hub.telemetry.tracing import Attributes, AttributeValue, SpanKind, sampled
 
-__all__ = ["SAMPLERS", "OtelTracer", "build_otel_tracer"]
+__all__ = [
+    "SAMPLERS",
+    "KeptSpans",
+    "OtelTracer",
+    "ProcessorSink",
+    "SpanEvent",
+    "SpanRecord",
+    "SpanSink",
+    "build_otel_tracer",
+    "readable",
+]
 
 _KINDS = {
     SpanKind.SERVER: trace.SpanKind.SERVER,
@@ -59,23 +70,27 @@ SAMPLERS = (
 """The values of `OTEL_TRACES_SAMPLER` the hub reads (the SDK's own samplers)."""
 
 
-class _Recorded:
-    """An open span that is recorded: plain fields until `end()` makes it an SDK
-    `ReadableSpan` for the span processor."""
+class SpanRecord:
+    """A span that is recorded: plain fields, handed whole to the tracer's sink at `end()`.
+
+    Ids are kept as the bytes OTLP carries (16 for the trace, 8 for a span), and `ids` as the
+    hex the `traceparent` carries; nothing of the SDK is built while the span is open.
+    """
 
     __slots__ = (
-        "_attributes",
-        "_end",
-        "_events",
-        "_kind",
-        "_name",
-        "_parent",
-        "_span_id",
-        "_start",
-        "_status",
-        "_trace_id",
-        "_tracer",
+        "attributes",
+        "end_time",
+        "error",
+        "events",
         "ids",
+        "kind",
+        "name",
+        "parent_id",
+        "parent_remote",
+        "span_id",
+        "start_time",
+        "trace_id",
+        "tracer",
     )
 
     def __init__(
@@ -83,78 +98,163 @@ class _Recorded:
         tracer: OtelTracer,
         name: str,
         kind: SpanKind,
-        trace_id: tuple[int, str],
-        parent: SpanContext | None,
+        trace_id: tuple[bytes, str],
+        parent: tuple[bytes, bool] | None,
         attributes: Attributes,
     ) -> None:
         span_id = _new_id(64)
-        self._tracer = tracer
-        self._name = name
-        self._kind = kind
-        self._trace_id = trace_id[0]
-        self._span_id = span_id
-        self._parent = parent
-        self._attributes = dict(attributes)
-        self._events: list[Event] = []
-        self._status = _UNSET
-        self._end = 0
+        self.tracer = tracer
+        self.name = name
+        self.kind = kind
+        self.trace_id = trace_id[0]
+        self.span_id = span_id.to_bytes(8)
+        self.parent_id: bytes | None = None
+        self.parent_remote = False
+        if parent is not None:
+            self.parent_id, self.parent_remote = parent
+        self.attributes: dict[str, AttributeValue] = dict(attributes)
+        self.events: list[SpanEvent] = []
+        self.error = False
+        self.end_time = 0
         self.ids = (trace_id[1], format(span_id, "016x"), "01")
-        self._start = time.time_ns()
+        self.start_time = time.time_ns()
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
-        if not self._end:
-            self._attributes[key] = value
+        if not self.end_time:
+            self.attributes[key] = value
 
     def add_event(self, name: str, attributes: Attributes | None = None) -> None:
-        if not self._end:
-            limits = self._tracer.limits
+        if not self.end_time:
+            limits = self.tracer.limits
             bounded = _bounded(
                 dict(attributes or {}), limits.max_event_attributes, limits.max_attribute_length
             )
-            self._events.append(Event(name, bounded))
+            self.events.append(SpanEvent(name, time.time_ns(), bounded))
 
     def update_name(self, name: str) -> None:
-        if not self._end:
-            self._name = name
+        if not self.end_time:
+            self.name = name
 
     def is_recording(self) -> bool:
-        return not self._end
+        return not self.end_time
 
     def fail(self, error_type: str) -> None:
-        if not self._end:
-            self._attributes["error.type"] = error_type
-            self._status = _ERROR
+        if not self.end_time:
+            self.attributes["error.type"] = error_type
+            self.error = True
 
     def end(self) -> None:
-        if self._end:
+        if self.end_time:
             return
-        self._end = time.time_ns()
-        tracer = self._tracer
-        limits = tracer.limits
-        events: list[Event] | BoundedList[Event] = self._events
-        if limits.max_events is not None and len(events) > limits.max_events:
-            events = BoundedList.from_seq(limits.max_events, events)
-        tracer.processor.on_end(
-            ReadableSpan(
-                name=self._name,
-                context=SpanContext(
-                    self._trace_id, self._span_id, is_remote=False, trace_flags=_SAMPLED
-                ),
-                parent=self._parent,
-                resource=tracer.resource,
-                attributes=_bounded(
-                    self._attributes,
-                    limits.max_span_attributes,
-                    limits.max_span_attribute_length,
-                ),
-                events=events,
-                kind=_KINDS[self._kind],
-                status=self._status,
-                start_time=self._start,
-                end_time=self._end,
-                instrumentation_scope=tracer.scope,
-            )
+        self.end_time = time.time_ns()
+        self.tracer.sink.on_end(self)
+
+    def limited(self) -> tuple[OtelAttributes, int, list[SpanEvent], int]:
+        """The attributes and events as the span limits keep them: (attributes, how many
+        were dropped, events, how many were dropped); the SDK's own span keeps the same."""
+        limits = self.tracer.limits
+        attributes = _bounded(
+            self.attributes, limits.max_span_attributes, limits.max_span_attribute_length
         )
+        dropped = attributes.dropped if isinstance(attributes, BoundedAttributes) else 0
+        events = self.events
+        dropped_events = 0
+        if limits.max_events is not None and len(events) > limits.max_events:
+            dropped_events = len(events) - limits.max_events
+            events = events[dropped_events:]
+        return attributes, dropped, events, dropped_events
+
+
+class SpanEvent(NamedTuple):
+    """An event of a recorded span, its attributes within the event limits."""
+
+    name: str
+    time: int
+    attributes: OtelAttributes
+
+
+class SpanSink(Protocol):
+    """Where a tracer's ended spans go."""
+
+    def on_end(self, span: SpanRecord) -> None: ...
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool: ...
+
+    def shutdown(self) -> None: ...
+
+
+class KeptSpans:
+    """A span sink that keeps every ended span in `spans`, for a program (a test, a
+    benchmark) that reads its own spans."""
+
+    def __init__(self) -> None:
+        self.spans: list[SpanRecord] = []
+
+    def on_end(self, span: SpanRecord) -> None:
+        self.spans.append(span)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        return None
+
+
+class ProcessorSink:
+    """Ended spans as the SDK's `ReadableSpan`s, for an SDK span processor (a test's
+    in-memory exporter, or one an embedding application brings)."""
+
+    def __init__(self, processor: SpanProcessor) -> None:
+        self.processor = processor
+
+    def on_end(self, span: SpanRecord) -> None:
+        self.processor.on_end(readable(span))
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.processor.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.processor.shutdown()
+
+
+def readable(span: SpanRecord) -> ReadableSpan:
+    """The SDK's `ReadableSpan` of an ended span."""
+    attributes, _, events, dropped_events = span.limited()
+    tracer = span.tracer
+    parent = None
+    if span.parent_id is not None:
+        parent = SpanContext(
+            int.from_bytes(span.trace_id),
+            int.from_bytes(span.parent_id),
+            is_remote=span.parent_remote,
+            trace_flags=_SAMPLED,
+        )
+    # With events over the limit, a bounded list of them all: it keeps the latest and counts
+    # the others, as the SDK's span does.
+    sdk_events: list[Event] | BoundedList[Event] = [
+        Event(event.name, event.attributes, event.time)
+        for event in (span.events if dropped_events else events)
+    ]
+    if dropped_events:
+        sdk_events = BoundedList.from_seq(len(events), sdk_events)
+    return ReadableSpan(
+        name=span.name,
+        context=SpanContext(
+            int.from_bytes(span.trace_id),
+            int.from_bytes(span.span_id),
+            is_remote=False,
+            trace_flags=_SAMPLED,
+        ),
+        parent=parent,
+        resource=tracer.resource,
+        attributes=attributes,
+        events=sdk_events,
+        kind=_KINDS[span.kind],
+        status=_ERROR if span.error else _UNSET,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=tracer.scope,
+    )
 
 
 def _bounded(
@@ -200,7 +300,7 @@ def _new_id(bits: int) -> int:
 
 
 class OtelTracer:
-    """Records spans with explicit parents (the call scope's) for one span processor.
+    """Records spans with explicit parents (the call scope's) for one span sink.
 
     The sampler's decision is taken here, before anything is recorded: a span is recorded
     when its trace id passes the trace-id ratio test (`bound`: 0 never, 2**64 always) or,
@@ -208,7 +308,7 @@ class OtelTracer:
     recorded is an `_Unsampled` one (ids only).
 
     Args:
-        processor: receives each ended span (`on_end`) and is shut down with the tracer.
+        sink: receives each ended span (`on_end`) and is shut down with the tracer.
         resource: the resource every span names.
         follows_parent: whether a span with a parent takes the parent's decision.
         bound: the trace-id ratio test's bound, for new traces and, when not
@@ -218,14 +318,14 @@ class OtelTracer:
 
     def __init__(
         self,
-        processor: SpanProcessor,
+        sink: SpanSink,
         *,
         resource: Resource,
         follows_parent: bool,
         bound: int,
         limits: SpanLimits,
     ) -> None:
-        self.processor = processor
+        self.sink = sink
         self.resource = resource
         self.scope = InstrumentationScope("a2a-hub", "")
         self.limits = limits
@@ -234,35 +334,44 @@ class OtelTracer:
 
     def start(
         self, name: str, *, kind: SpanKind, parent: CallScope | None, attributes: Attributes
-    ) -> _Recorded | _Unsampled:
+    ) -> SpanRecord | _Unsampled:
         if parent is None:
             number = _new_id(128)
             if number & _LOW_64 >= self._bound:
                 return _Unsampled(format(number, "032x"), "00")
-            return _Recorded(self, name, kind, (number, format(number, "032x")), None, attributes)
-        number = int(parent.trace_id, 16)
+            trace_id = number.to_bytes(16)
+            return SpanRecord(self, name, kind, (trace_id, trace_id.hex()), None, attributes)
         if self.follows_parent:
             if not sampled(parent.flags):
                 return _Unsampled(parent.trace_id, parent.flags)
-        elif number & _LOW_64 >= self._bound:
-            return _Unsampled(parent.trace_id, "00")
-        context = SpanContext(
-            trace_id=number,
-            span_id=int(parent.parent_id, 16),
-            is_remote=not parent.recorded,
-            trace_flags=TraceFlags(int(parent.flags, 16)),
+            trace_id = bytes.fromhex(parent.trace_id)
+        else:
+            trace_id = bytes.fromhex(parent.trace_id)
+            if int.from_bytes(trace_id[8:]) >= self._bound:
+                return _Unsampled(parent.trace_id, "00")
+        return SpanRecord(
+            self,
+            name,
+            kind,
+            (trace_id, parent.trace_id),
+            (bytes.fromhex(parent.parent_id), not parent.recorded),
+            attributes,
         )
-        return _Recorded(self, name, kind, (number, parent.trace_id), context, attributes)
+
+    def force_flush(self) -> bool:
+        """Export what is pending now."""
+        return self.sink.force_flush()
 
     def shutdown(self) -> None:
-        self.processor.shutdown()
+        self.sink.shutdown()
 
 
 def build_otel_tracer(
-    settings: TraceSettings, *, processor: SpanProcessor | None = None
+    settings: TraceSettings, *, processor: SpanProcessor | SpanSink | None = None
 ) -> OtelTracer:
-    """A tracer exporting with OTLP/HTTP in batches, or through `processor` (tests pass a
-    simple processor on an in-memory exporter).
+    """A tracer exporting with OTLP/HTTP in batches, or through `processor`: an SDK span
+    processor (tests pass a simple processor on an in-memory exporter), which is handed
+    `ReadableSpan`s, or a `SpanSink` of the hub's, handed the records.
 
     Raises:
         ConfigError: `OTEL_TRACES_SAMPLER` names a sampler the hub does not have.
@@ -273,8 +382,15 @@ def build_otel_tracer(
     elif not os.environ.get("OTEL_SERVICE_NAME"):
         attributes[SERVICE_NAME] = "a2a-hub"
     follows_parent, ratio = _sampler(settings.sample_ratio)
+    sink: SpanSink
+    if processor is None:
+        sink = _otlp_batches(settings)
+    elif isinstance(processor, SpanProcessor):
+        sink = ProcessorSink(processor)
+    else:
+        sink = processor
     return OtelTracer(
-        processor or BatchSpanProcessor(_otlp_exporter(settings)),
+        sink,
         resource=Resource.create(attributes),
         follows_parent=follows_parent,
         bound=TraceIdRatioBased.get_bound_for_rate(ratio),
@@ -310,7 +426,7 @@ def _sampler(default: float) -> tuple[bool, float]:
     return configured != own, ratio
 
 
-def _otlp_exporter(settings: TraceSettings) -> SpanExporter:
-    from hub.telemetry.otlp_exporter import HubSpanExporter
+def _otlp_batches(settings: TraceSettings) -> SpanSink:
+    from hub.telemetry.otlp_exporter import HubSpanExporter, otlp_sink
 
-    return HubSpanExporter(endpoint=settings.endpoint)
+    return otlp_sink(HubSpanExporter(endpoint=settings.endpoint))

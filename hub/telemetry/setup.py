@@ -14,6 +14,8 @@ from hub.telemetry.context import Telemetry
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import SpanProcessor
 
+    from hub.telemetry.otel import SpanSink
+
 __all__ = ["build_telemetry", "traces_enabled"]
 
 
@@ -40,15 +42,16 @@ def traces_enabled(settings: TraceSettings, environ: Mapping[str, str] = os.envi
 
 
 def build_telemetry(
-    settings: TelemetrySettings, *, span_processor: SpanProcessor | None = None
+    settings: TelemetrySettings, *, span_processor: SpanProcessor | SpanSink | None = None
 ) -> Telemetry:
     """The recorders the settings ask for. Neither the OpenTelemetry SDK nor prometheus-client
     is imported for what is off.
 
     Args:
         settings: the `telemetry` settings.
-        span_processor: record spans through this processor (tests pass one on an in-memory
-            exporter) instead of the OTLP exporter; turns tracing on.
+        span_processor: record spans through this SDK span processor (tests pass one on an
+            in-memory exporter) or hub span sink instead of the OTLP exporter; turns
+            tracing on.
 
     Raises:
         ConfigError: tracing is on and the `otel` extra is not installed, or

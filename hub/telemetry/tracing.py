@@ -92,7 +92,12 @@ class OpenSpan(SpanHandle, Protocol):
 
 def sampled(flags: str) -> bool:
     """Whether W3C trace flags (two hex digits) mark the trace as recorded."""
-    return bool(int(flags, 16) & 1)
+    return flags in _SAMPLED_FLAGS or (flags not in _UNSAMPLED_FLAGS and bool(int(flags, 16) & 1))
+
+
+# The flags the hub meets on every request, answered without parsing them.
+_SAMPLED_FLAGS = frozenset({"01"})
+_UNSAMPLED_FLAGS = frozenset({"00"})
 
 
 _span: ContextVar[OpenSpan | None] = ContextVar("a2a_hub_span", default=None)

@@ -47,6 +47,7 @@ class OtlpReceiver(Sink):
         self.content_types: set[str] = set()
 
     def received(self, request: ExportTraceServiceRequest, scope: dict[str, Any]) -> None:
+        self.exports += 1
         self.content_types.add(dict(scope["headers"]).get(b"content-type", b"").decode())
         for resource_spans in request.resource_spans:
             service = str(_attributes(list(resource_spans.resource.attributes))["service.name"])

@@ -1,6 +1,8 @@
-"""`HubSpanExporter` against a real OTLP receiver on loopback: the hub's traces go out through
-it with the hub's encoding; the SDK's failure answers are kept; and an SDK whose HTTP client is
-not where it is expected still exports, with the SDK's own encoder."""
+"""`HubSpanExporter` and `SpanBatches` against a real OTLP receiver on loopback: the hub's
+traces go out through them with the hub's encoding, in batches of the configured size, on
+schedule, and whole at shutdown; a full queue drops spans instead of growing; the SDK's
+failure answers are kept; and an SDK whose HTTP client is not where it is expected still
+exports, with the SDK's own encoder."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits
+from opentelemetry.sdk.trace.export import SpanExportResult
 
-from hub.telemetry.otlp_exporter import HubSpanExporter
+from hub.telemetry.otel import KeptSpans, OtelTracer, ProcessorSink, SpanRecord, SpanSink
+from hub.telemetry.otlp_encoding import encode_span
+from hub.telemetry.otlp_exporter import HubSpanExporter, SpanBatches, otlp_sink
+from hub.telemetry.tracing import SpanKind
 from hub.testing import serve_on_loopback
 from tests.telemetry.hubs import message, observed_hub, rpc, write_agents
 from tests.telemetry.receiver import OtlpReceiver
@@ -25,19 +29,33 @@ from tests.telemetry.receiver import OtlpReceiver
 pytestmark = pytest.mark.anyio
 
 
-def _spans(count: int) -> tuple[ReadableSpan, ...]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource({"service.name": "exporter-test"}))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("a2a-hub")
-    for number in range(count):
-        tracer.start_span(f"span {number}", attributes={"number": number}).end()
-    return exporter.get_finished_spans()
+def _tracer(sink: SpanSink) -> OtelTracer:
+    return OtelTracer(
+        sink,
+        resource=Resource({"service.name": "exporter-test"}),
+        follows_parent=True,
+        bound=2**64,
+        limits=SpanLimits(),
+    )
 
 
-async def _export(exporter: OTLPSpanExporter, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+def _record(tracer: OtelTracer, count: int, *, first: int = 0) -> None:
+    for number in range(first, first + count):
+        tracer.start(
+            f"span {number}", kind=SpanKind.INTERNAL, parent=None, attributes={"number": number}
+        ).end()
+
+
+def _spans(count: int) -> list[SpanRecord]:
+    sink = KeptSpans()
+    _record(_tracer(sink), count)
+    return sink.spans
+
+
+async def _export(exporter: HubSpanExporter, spans: Sequence[SpanRecord]) -> SpanExportResult:
+    encoded = [(span.tracer, encode_span(span)) for span in spans]
     try:
-        return await anyio.to_thread.run_sync(exporter.export, spans)
+        return await anyio.to_thread.run_sync(exporter.export_encoded, encoded)
     finally:
         exporter.shutdown()
 
@@ -48,14 +66,16 @@ async def test_the_hub_sends_its_traces_through_its_own_encoding(
     for name in ("OTEL_TRACES_EXPORTER", "OTEL_TRACES_SAMPLER", "OTEL_SERVICE_NAME"):
         monkeypatch.delenv(name, raising=False)
     exports: list[tuple[bool, SpanExportResult]] = []
-    export = HubSpanExporter.export
+    export = HubSpanExporter.export_encoded
 
-    def observed(self: HubSpanExporter, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+    def observed(
+        self: HubSpanExporter, spans: Sequence[tuple[OtelTracer, bytes]]
+    ) -> SpanExportResult:
         result = export(self, spans)
         exports.append((self.direct, result))
         return result
 
-    monkeypatch.setattr(HubSpanExporter, "export", observed)
+    monkeypatch.setattr(HubSpanExporter, "export_encoded", observed)
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
         traces = {"enabled": True, "endpoint": f"{collector}/v1/traces", "service_name": "hub"}
@@ -64,7 +84,7 @@ async def test_the_hub_sends_its_traces_through_its_own_encoding(
         )
         async with serve_on_loopback(hub) as url, httpx.AsyncClient() as http:
             reply = await rpc(http, url, "SendMessage", {"message": message("hi")})
-        # The hub has stopped: its batch processor exported what it held.
+        # The hub has stopped: its span batches exported what they held.
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert exports
     assert set(exports) == {(True, SpanExportResult.SUCCESS)}
@@ -123,6 +143,82 @@ async def test_without_the_sdk_client_the_sdk_exports_with_its_own_encoder() -> 
     async with serve_on_loopback(receiver) as collector:
         exporter = _HubOnReshapedSdk(endpoint=f"{collector}/v1/traces")
         assert not exporter.direct
-        assert await _export(exporter, _spans(3)) is SpanExportResult.SUCCESS
+        sink = otlp_sink(exporter)
+        assert isinstance(sink, ProcessorSink)
+        _record(_tracer(sink), 3)
+        await anyio.to_thread.run_sync(sink.shutdown)
     assert sorted(span.name for span in receiver.spans) == ["span 0", "span 1", "span 2"]
     assert {span.attributes["number"] for span in receiver.spans} == {0, 1, 2}
+
+
+def test_a_direct_exporter_gets_the_hubs_batches() -> None:
+    exporter = HubSpanExporter(endpoint="http://127.0.0.1:9/v1/traces")
+    assert exporter.direct
+    sink = otlp_sink(exporter)
+    assert isinstance(sink, SpanBatches)
+    sink.shutdown()
+
+
+async def test_spans_leave_in_batches_of_the_configured_size() -> None:
+    receiver = OtlpReceiver()
+    async with serve_on_loopback(receiver) as collector:
+        batches = SpanBatches(
+            HubSpanExporter(endpoint=f"{collector}/v1/traces"),
+            schedule_delay=60,
+            max_export_batch_size=4,
+        )
+        _record(_tracer(batches), 10)
+        with anyio.fail_after(10):
+            while receiver.exports < 2:  # noqa: ASYNC110 (the receiver has no event)
+                await anyio.sleep(0.01)
+        # Two whole batches left at once; the two spans left over wait for the schedule.
+        await anyio.sleep(0.2)
+        assert (receiver.exports, len(receiver.spans)) == (2, 8)
+        await anyio.to_thread.run_sync(batches.shutdown)
+    assert (receiver.exports, len(receiver.spans)) == (3, 10)
+    assert sorted(span.attributes["number"] for span in receiver.spans) == list(range(10))
+
+
+async def test_what_waits_leaves_on_schedule() -> None:
+    receiver = OtlpReceiver()
+    async with serve_on_loopback(receiver) as collector:
+        batches = SpanBatches(
+            HubSpanExporter(endpoint=f"{collector}/v1/traces"), schedule_delay=0.05
+        )
+        _record(_tracer(batches), 3)
+        with anyio.fail_after(10):
+            while len(receiver.spans) < 3:  # noqa: ASYNC110 (the receiver has no event)
+                await anyio.sleep(0.01)
+        assert receiver.exports == 1
+        await anyio.to_thread.run_sync(batches.shutdown)
+
+
+async def test_a_full_queue_drops_spans_and_a_shut_down_one_takes_none(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receiver = OtlpReceiver()
+    async with serve_on_loopback(receiver) as collector:
+        batches = SpanBatches(
+            HubSpanExporter(endpoint=f"{collector}/v1/traces"),
+            schedule_delay=60,
+            max_queue_size=5,
+            max_export_batch_size=100,
+        )
+        tracer = _tracer(batches)
+        _record(tracer, 8)
+        assert batches.dropped == 3
+        assert "spans are being dropped" in caplog.text
+        await anyio.to_thread.run_sync(batches.shutdown)
+        _record(tracer, 2, first=8)
+    assert sorted(span.attributes["number"] for span in receiver.spans) == [0, 1, 2, 3, 4]
+    assert batches.dropped == 5
+
+
+async def test_force_flush_exports_what_waits_now() -> None:
+    receiver = OtlpReceiver()
+    async with serve_on_loopback(receiver) as collector:
+        batches = SpanBatches(HubSpanExporter(endpoint=f"{collector}/v1/traces"), schedule_delay=60)
+        _record(_tracer(batches), 2)
+        assert await anyio.to_thread.run_sync(batches.force_flush) is True
+        assert len(receiver.spans) == 2
+        await anyio.to_thread.run_sync(batches.shutdown)
