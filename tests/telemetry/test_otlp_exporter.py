@@ -6,7 +6,7 @@ exports, with the SDK's own encoder."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -159,18 +159,24 @@ def test_a_direct_exporter_gets_the_hubs_batches() -> None:
     sink.shutdown()
 
 
+def _batches(collector: str, **settings: Any) -> SpanBatches:
+    """Span batches sending to the receiver at `collector`, with `settings`."""
+    return SpanBatches(HubSpanExporter(endpoint=f"{collector}/v1/traces"), **settings)
+
+
+async def _until(arrived: Callable[[], bool]) -> None:
+    """Wait (10 s at most) until what the receiver holds says `arrived`."""
+    with anyio.fail_after(10):
+        while not arrived():  # noqa: ASYNC110 (the receiver has no event to wait on)
+            await anyio.sleep(0.01)
+
+
 async def test_spans_leave_in_batches_of_the_configured_size() -> None:
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
-        batches = SpanBatches(
-            HubSpanExporter(endpoint=f"{collector}/v1/traces"),
-            schedule_delay=60,
-            max_export_batch_size=4,
-        )
+        batches = _batches(collector, schedule_delay=60, max_export_batch_size=4)
         _record(_tracer(batches), 10)
-        with anyio.fail_after(10):
-            while receiver.exports < 2:  # noqa: ASYNC110 (the receiver has no event)
-                await anyio.sleep(0.01)
+        await _until(lambda: receiver.exports >= 2)
         # Two whole batches left at once; the two spans left over wait for the schedule.
         await anyio.sleep(0.2)
         assert (receiver.exports, len(receiver.spans)) == (2, 8)
@@ -182,13 +188,9 @@ async def test_spans_leave_in_batches_of_the_configured_size() -> None:
 async def test_what_waits_leaves_on_schedule() -> None:
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
-        batches = SpanBatches(
-            HubSpanExporter(endpoint=f"{collector}/v1/traces"), schedule_delay=0.05
-        )
+        batches = _batches(collector, schedule_delay=0.05)
         _record(_tracer(batches), 3)
-        with anyio.fail_after(10):
-            while len(receiver.spans) < 3:  # noqa: ASYNC110 (the receiver has no event)
-                await anyio.sleep(0.01)
+        await _until(lambda: len(receiver.spans) >= 3)
         assert receiver.exports == 1
         await anyio.to_thread.run_sync(batches.shutdown)
 
@@ -198,11 +200,8 @@ async def test_a_full_queue_drops_spans_and_a_shut_down_one_takes_none(
 ) -> None:
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
-        batches = SpanBatches(
-            HubSpanExporter(endpoint=f"{collector}/v1/traces"),
-            schedule_delay=60,
-            max_queue_size=5,
-            max_export_batch_size=100,
+        batches = _batches(
+            collector, schedule_delay=60, max_queue_size=5, max_export_batch_size=100
         )
         tracer = _tracer(batches)
         _record(tracer, 8)
@@ -217,7 +216,7 @@ async def test_a_full_queue_drops_spans_and_a_shut_down_one_takes_none(
 async def test_force_flush_exports_what_waits_now() -> None:
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
-        batches = SpanBatches(HubSpanExporter(endpoint=f"{collector}/v1/traces"), schedule_delay=60)
+        batches = _batches(collector, schedule_delay=60)
         _record(_tracer(batches), 2)
         assert await anyio.to_thread.run_sync(batches.force_flush) is True
         assert len(receiver.spans) == 2
