@@ -209,10 +209,14 @@ class SpanBatches:
 
     def _drop(self) -> None:
         if not self.dropped:
-            _logger.warning(
-                "spans are being dropped: %d wait for export already (OTEL_BSP_MAX_QUEUE_SIZE)",
-                len(self._queue),
-            )
+            if self._stopped:
+                _logger.warning("a span ended after its tracer was shut down and was dropped")
+            else:
+                _logger.warning(
+                    "spans are being dropped: %d wait for export already "
+                    "(OTEL_BSP_MAX_QUEUE_SIZE); is the OTLP collector reachable?",
+                    len(self._queue),
+                )
         self.dropped += 1
 
 

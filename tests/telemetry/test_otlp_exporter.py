@@ -221,3 +221,13 @@ async def test_force_flush_exports_what_waits_now() -> None:
         assert await anyio.to_thread.run_sync(batches.force_flush) is True
         assert len(receiver.spans) == 2
         await anyio.to_thread.run_sync(batches.shutdown)
+
+
+def test_a_span_ending_after_shutdown_is_dropped_and_said_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    batches = _batches("http://127.0.0.1:9")
+    batches.shutdown()
+    _record(_tracer(batches), 1)
+    assert batches.dropped == 1
+    assert "after its tracer was shut down" in caplog.text
