@@ -231,3 +231,17 @@ def test_a_span_ending_after_shutdown_is_dropped_and_said_so(
     _record(_tracer(batches), 1)
     assert batches.dropped == 1
     assert "after its tracer was shut down" in caplog.text
+
+
+async def test_a_span_protobuf_cannot_hold_is_dropped_and_the_others_still_leave(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receiver = OtlpReceiver()
+    async with serve_on_loopback(receiver) as collector:
+        batches = _batches(collector, schedule_delay=60)
+        tracer = _tracer(batches)
+        tracer.start("a\ud800", kind=SpanKind.INTERNAL, parent=None, attributes={}).end()
+        _record(tracer, 2)
+        await anyio.to_thread.run_sync(batches.shutdown)
+    assert "could not be encoded for OTLP" in caplog.text
+    assert sorted(span.name for span in receiver.spans) == ["span 0", "span 1"]
