@@ -190,26 +190,45 @@ async def test_what_waits_leaves_on_schedule() -> None:
     async with serve_on_loopback(receiver) as collector:
         batches = _batches(collector, schedule_delay=0.05)
         _record(_tracer(batches), 3)
+        # Fewer than a batch, neither flushed nor shut down: they leave on the schedule.
         await _until(lambda: len(receiver.spans) >= 3)
-        assert receiver.exports == 1
         await anyio.to_thread.run_sync(batches.shutdown)
+
+
+class _Held:
+    """The receiver, holding each export's answer until `release` is set; `arrived` is set
+    once an export is waiting."""
+
+    def __init__(self, receiver: OtlpReceiver) -> None:
+        self.receiver = receiver
+        self.arrived = anyio.Event()
+        self.release = anyio.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/traces":
+            self.arrived.set()
+            await self.release.wait()
+        await self.receiver(scope, receive, send)
 
 
 async def test_a_full_queue_drops_spans_and_a_shut_down_one_takes_none(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     receiver = OtlpReceiver()
-    async with serve_on_loopback(receiver) as collector:
-        batches = _batches(
-            collector, schedule_delay=60, max_queue_size=5, max_export_batch_size=100
-        )
+    held = _Held(receiver)
+    async with serve_on_loopback(held) as collector:
+        batches = _batches(collector, schedule_delay=60, max_queue_size=5, max_export_batch_size=5)
         tracer = _tracer(batches)
-        _record(tracer, 8)
+        _record(tracer, 5)  # a whole batch: the thread takes it and waits on the receiver
+        with anyio.fail_after(10):
+            await held.arrived.wait()
+        _record(tracer, 8, first=5)  # five wait in the queue, three find it full
         assert batches.dropped == 3
         assert "spans are being dropped" in caplog.text
+        held.release.set()
         await anyio.to_thread.run_sync(batches.shutdown)
-        _record(tracer, 2, first=8)
-    assert sorted(span.attributes["number"] for span in receiver.spans) == [0, 1, 2, 3, 4]
+        _record(tracer, 2, first=13)
+    assert sorted(span.attributes["number"] for span in receiver.spans) == list(range(10))
     assert batches.dropped == 5
 
 
