@@ -10,9 +10,10 @@ Configuration follows the standard environment variables (`OTEL_EXPORTER_OTLP_EN
 An open span is the hub's own small record (`SpanRecord`), not the SDK's live `Span`: the
 hub takes the sampling decision and makes the ids itself, the record collects attributes and
 events in plain containers, and `end()` hands the record to the tracer's sink. In production
-that is `SpanBatches` (`otlp_exporter.py`), which encodes batches of records straight into
-OTLP; an SDK span processor (a test's in-memory exporter) gets each as the `ReadableSpan` the
-SDK's own span would have made (`ProcessorSink`), with the span limits applied the same way.
+that is `SpanBatches` (`otlp_exporter.py`), which writes each record's OTLP bytes as it ends
+and sends them in batches; an SDK span processor (a test's in-memory exporter) gets each as
+the `ReadableSpan` the SDK's own span would have made (`ProcessorSink`), with the span
+limits applied the same way.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "SpanRecord",
     "SpanSink",
     "build_otel_tracer",
+    "dropped_attributes",
     "readable",
 ]
 
@@ -156,13 +158,18 @@ class SpanRecord:
         attributes = _bounded(
             self.attributes, limits.max_span_attributes, limits.max_span_attribute_length
         )
-        dropped = attributes.dropped if isinstance(attributes, BoundedAttributes) else 0
+        dropped = dropped_attributes(attributes)
         events = self.events
         dropped_events = 0
         if limits.max_events is not None and len(events) > limits.max_events:
             dropped_events = len(events) - limits.max_events
             events = events[dropped_events:]
         return attributes, dropped, events, dropped_events
+
+
+def dropped_attributes(attributes: OtelAttributes) -> int:
+    """How many attributes the limits dropped from `attributes` (as `_bounded` left them)."""
+    return attributes.dropped if isinstance(attributes, BoundedAttributes) else 0
 
 
 class SpanEvent(NamedTuple):
@@ -357,10 +364,6 @@ class OtelTracer:
             (bytes.fromhex(parent.parent_id), not parent.recorded),
             attributes,
         )
-
-    def force_flush(self) -> bool:
-        """Export what is pending now."""
-        return self.sink.force_flush()
 
     def shutdown(self) -> None:
         self.sink.shutdown()

@@ -29,12 +29,11 @@ import logging
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import StatusCode
 
-from hub.telemetry.otel import OtelTracer, SpanEvent, SpanRecord
+from hub.telemetry.otel import OtelTracer, SpanEvent, SpanRecord, dropped_attributes
 from hub.telemetry.tracing import SpanKind
 
 __all__ = ["encode_request", "encode_span", "encode_spans"]
@@ -84,7 +83,7 @@ _STATUS, _FLAGS = _tag(15, _LENGTH), _tag(16, _FIXED32)
 _EVENT_TIME, _EVENT_NAME = _tag(1, _FIXED64), _tag(2, _LENGTH)
 _EVENT_ATTRIBUTES, _EVENT_DROPPED_ATTRIBUTES = _tag(3, _LENGTH), _tag(4, _VARINT)
 # Status
-_STATUS_MESSAGE, _STATUS_CODE = _tag(2, _LENGTH), _tag(3, _VARINT)
+_STATUS_CODE = _tag(3, _VARINT)
 # KeyValue, AnyValue, ArrayValue / KeyValueList
 _KEY, _VALUE = _tag(1, _LENGTH), _tag(2, _LENGTH)
 _STRING_VALUE, _BOOL_VALUE, _INT_VALUE = _tag(1, _LENGTH), _tag(2, _VARINT), _tag(3, _VARINT)
@@ -286,13 +285,12 @@ def encode_span(span: SpanRecord) -> bytes:
 
 
 def _event(event: SpanEvent) -> bytes:
-    dropped = event.attributes.dropped if isinstance(event.attributes, BoundedAttributes) else 0
     return (
         _EVENT_TIME
         + _fixed64(event.time)
         + _text(_EVENT_NAME, event.name)
         + _attributes(_EVENT_ATTRIBUTES, event.attributes)
-        + _count(_EVENT_DROPPED_ATTRIBUTES, dropped)
+        + _count(_EVENT_DROPPED_ATTRIBUTES, dropped_attributes(event.attributes))
     )
 
 

@@ -145,7 +145,7 @@ class SpanBatches:
         self._thread: threading.Thread | None = None
         self._stopped = False
         self.dropped = 0
-        """Spans dropped because the queue was full."""
+        """Spans dropped: the queue was full, or they ended after `shutdown`."""
 
     def on_end(self, span: SpanRecord) -> None:
         queue = self._queue
