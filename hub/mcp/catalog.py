@@ -9,9 +9,11 @@ task like any other:
 - `swarm`: the `swarm` skill (`strategy`, `agents` or `tags`, `quorum`, ...).
 
 Names, descriptions and argument schemas are those of the hub's own tools (`Toolbox`,
-`hub.tools.describe`, `hub.tools.arguments`); the routing tools add their options to the same
-argument schema. What the current call scope may not use (a credential's `skills` and
-`agents`) is not listed, and calling it fails as for a tool that does not exist.
+`hub.tools.describe`, `hub.tools.arguments`); `delegate` and `swarm` take the arguments the
+hub's `skill_delegate` and `skill_swarm` tools take (`DelegateArguments`, `SwarmArguments`:
+one model each, its schema generated from it). What the current call scope may not use (a
+credential's `skills` and `agents`) is not listed, and calling it fails as for a tool that
+does not exist.
 """
 
 from __future__ import annotations
@@ -19,16 +21,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from hub.protocol import JsonObject, SendMessageRequest
 from hub.protocol.trace import current_scope
-from hub.skills.delegate import ROUTING_SKILLS
-from hub.swarm import STRATEGIES
-from hub.tools import Toolbox, input_schema
-from hub.tools.arguments import ToolArguments, parse_arguments
+from hub.skills.delegate import ROUTING_SKILLS, DelegateArguments
+from hub.skills.swarm import SwarmArguments
+from hub.tools import Toolbox
+from hub.tools.arguments import ToolArguments, arguments_schema, parse_arguments
 from hub.tools.base import ToolDefinition
 from hub.tools.remote import RemoteAgentTool
 from hub.tools.skill import SkillTool
@@ -40,67 +40,18 @@ class UnknownToolError(LookupError):
     """The tool does not exist, or not for this caller."""
 
 
-class DelegateArguments(ToolArguments):
-    agent: str | None = None
-    tags: tuple[str, ...] = ()
-
-
-class SwarmArguments(ToolArguments):
-    strategy: Literal["broadcast", "race", "vote", "best_of", "map", "chain"] = "broadcast"
-    agents: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    quorum: int | None = Field(default=None, ge=1)
-    limit: int | None = Field(default=None, ge=1)
-    judge: str | None = None
-    items: list[Any] | None = None
-    concurrency: int | None = Field(default=None, ge=1)
-    deadline: float | None = Field(default=None, gt=0)
-    branch_deadline: float | None = Field(default=None, gt=0)
-
-
-_NAMES = {"type": "array", "items": {"type": "string"}}
-
-_DELEGATE_OPTIONS: dict[str, Any] = {
-    "agent": {"type": "string", "description": "The partner to hand the message to."},
-    "tags": {**_NAMES, "description": "Choose among the partners with these tags."},
-}
-
-_SWARM_OPTIONS: dict[str, Any] = {
-    "strategy": {
-        "type": "string",
-        "enum": list(STRATEGIES),
-        "description": "broadcast: every answer; race: the first success, the others "
-        "canceled; vote: the majority (quorum); best_of: a judge picks; map: items split "
-        "across partners; chain: each answer goes to the next partner.",
-    },
-    "agents": {**_NAMES, "description": "The partners to send to (default: by tags)."},
-    "tags": {**_NAMES, "description": "Send to the partners with these tags."},
-    "quorum": {"type": "integer", "minimum": 1, "description": "Answers a vote needs."},
-    "limit": {"type": "integer", "minimum": 1, "description": "Most partners to use."},
-    "judge": {"type": "string", "description": "best_of: the tool that picks the answer."},
-    "items": {"type": "array", "description": "map: the list to split across partners."},
-    "concurrency": {"type": "integer", "minimum": 1, "description": "Branches at once."},
-    "deadline": {"type": "number", "description": "Seconds for the whole swarm."},
-    "branch_deadline": {"type": "number", "description": "Seconds for each branch."},
-}
-
-
-def _with_options(base: dict[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
-    return {**base, "properties": {**base["properties"], **options}}
-
-
 DELEGATE_TOOL = ToolDefinition(
     name="delegate",
     description="Hand the message to the partner agent best suited to it (agent names one, "
     "tags narrow the choice) and relay its progress and answer.",
-    input_schema=_with_options(input_schema(), _DELEGATE_OPTIONS),
+    input_schema=arguments_schema(DelegateArguments),
 )
 
 SWARM_TOOL = ToolDefinition(
     name="swarm",
     description="Send the message to several partner agents at once and combine their "
     "answers with a strategy: broadcast, race, vote, best_of, map or chain.",
-    input_schema=_with_options(input_schema(), _SWARM_OPTIONS),
+    input_schema=arguments_schema(SwarmArguments),
 )
 
 
@@ -198,32 +149,10 @@ class Catalog:
             args = parse_arguments(name, arguments, [tool.skill_id])
             local = {"skill": tool.skill_id}
             return ToolCall(tool=name, agent=tool.skill_id, request=_request(args, local))
-        if name == DELEGATE_TOOL.name:
-            routed = parse_arguments(name, arguments, model=DelegateArguments)
-            options = {
-                "skill": "delegate",
-                "agent": routed.agent,
-                "tags": list(routed.tags),
-                "agentSkill": routed.skill,
-            }
-            return ToolCall(tool=name, agent="delegate", request=_request(routed, options))
-        return self._swarm(name, arguments)
-
-    @staticmethod
-    def _swarm(name: str, arguments: Mapping[str, Any]) -> ToolCall:
-        args = parse_arguments(name, arguments, model=SwarmArguments)
-        metadata = {
-            "skill": "swarm",
-            "strategy": args.strategy,
-            "agents": list(args.agents),
-            "tags": list(args.tags),
-            "quorum": args.quorum,
-            "limit": args.limit,
-            "judge": args.judge,
-            "items": args.items,
-            "concurrency": args.concurrency,
-            "deadline": args.deadline,
-            "branchDeadline": args.branch_deadline,
-            "agentSkill": args.skill,
+        routing: dict[str, type[ToolArguments]] = {
+            DELEGATE_TOOL.name: DelegateArguments,
+            SWARM_TOOL.name: SwarmArguments,
         }
-        return ToolCall(tool=name, agent="swarm", request=_request(args, metadata))
+        routed = parse_arguments(name, arguments, model=routing[name])
+        options = {**routed.options(), "skill": name}
+        return ToolCall(tool=name, agent=name, request=_request(routed, options))

@@ -20,7 +20,7 @@ from hub.protocol import (
 )
 from hub.skills.context import SkillContext, as_parts
 from hub.tasks import ReplyMode, TaskExecutor, TaskRun
-from hub.tools import Toolbox
+from hub.tools import ToolArguments, Toolbox
 
 __all__ = ["LocalSkill", "Skill", "SkillResult", "skill"]
 
@@ -60,6 +60,8 @@ class Skill:
     card: AgentSkill
     function: SkillFunction = field(repr=False)
     mode: ReplyMode = "task"
+    arguments: type[ToolArguments] = ToolArguments
+    """What the skill takes when called as a tool (`skill_<id>`)."""
     tools: Toolbox | None = field(default=None, repr=False, compare=False)
 
     def with_tools(self, tools: Toolbox) -> Skill:
@@ -173,6 +175,7 @@ def skill(
     input_modes: Sequence[str] | None = None,
     output_modes: Sequence[str] | None = None,
     reply: ReplyMode = "task",
+    arguments: type[ToolArguments] = ToolArguments,
 ) -> Callable[[SkillFunction], Skill]:
     """Declare an async function (or async generator) as a local skill.
 
@@ -188,6 +191,9 @@ def skill(
             "message": with one Message, what the function returns, and no task. "either":
             as the skill decides for each message: `await ctx.reply(...)` before anything
             else answers with a Message and no task; any other act makes a task.
+        arguments: what the skill takes when called as a tool (`skill_<id>`, and its JSON
+            Schema): a `ToolArguments` subclass whose own fields, through its `options()`,
+            become the request's metadata, where the skill reads them.
     """
     if not _SKILL_ID.match(id):
         raise ValueError(f"skill id {id!r} must be 1-64 letters, digits, '_', '.' or '-'")
@@ -213,6 +219,6 @@ def skill(
             input_modes=list(input_modes) if input_modes else None,
             output_modes=list(output_modes) if output_modes else None,
         )
-        return Skill(card=card, function=function, mode=reply)
+        return Skill(card=card, function=function, mode=reply, arguments=arguments)
 
     return decorate

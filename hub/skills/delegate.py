@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+from pydantic import Field
 
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
@@ -28,14 +29,34 @@ from hub.swarm import RouteRequest, ScoringRouter
 from hub.tasks.choice import routing_metadata
 from hub.telemetry import span
 from hub.telemetry.tracing import SpanHandle
-from hub.tools import Partners, StatsBook
+from hub.tools import Partners, StatsBook, ToolArguments
 
-__all__ = ["ROUTING_SKILLS", "delegate"]
+__all__ = ["ROUTING_SKILLS", "DelegateArguments", "delegate"]
 
 ROUTING_SKILLS = ("delegate", "swarm", "federation")
 """Skills that route work elsewhere: never themselves a routing candidate."""
 
 _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
+
+
+class DelegateArguments(ToolArguments):
+    """The `delegate` skill called as a tool (`skill_delegate`, MCP `delegate`): the common
+    arguments, `skill` naming the partner's skill, and the choice of partner."""
+
+    agent: str | None = Field(default=None, description="The partner to hand the message to.")
+    tags: tuple[str, ...] = Field(
+        default=(), description="Choose among the partners with these tags."
+    )
+
+    def options(self) -> JsonObject:
+        options: JsonObject = {}
+        if self.agent is not None:
+            options["agent"] = self.agent
+        if self.tags:
+            options["tags"] = list(self.tags)
+        if self.skill is not None:
+            options["agentSkill"] = self.skill
+        return options
 
 
 @skill(
@@ -45,6 +66,7 @@ _QUESTION = (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED)
     "names one; metadata.tags narrows the choice) and relays its progress and answer.",
     tags=["delegate", "route"],
     examples=["Summarise this paper"],
+    arguments=DelegateArguments,
 )
 async def delegate(ctx: SkillContext) -> None:
     with span("delegate") as delegation:

@@ -15,13 +15,59 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from hub.protocol import Part
+from pydantic import Field
+
+from hub.protocol import JsonObject, Part
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.swarm import Strategy
 from hub.tasks.choice import routing_metadata
+from hub.tools import ToolArguments
 
-__all__ = ["swarm"]
+__all__ = ["SwarmArguments", "swarm"]
+
+
+class SwarmArguments(ToolArguments):
+    """The `swarm` skill called as a tool (`skill_swarm`, MCP `swarm`): the common arguments,
+    `skill` naming the partners' skill, and the swarm's options."""
+
+    strategy: Strategy = Field(
+        default="broadcast",
+        description="broadcast: every answer; race: the first success, the others canceled; "
+        "vote: the majority (quorum); best_of: a judge picks; map: items split across "
+        "partners; chain: each answer goes to the next partner.",
+    )
+    agents: tuple[str, ...] = Field(
+        default=(), description="The partners to send to (default: by tags)."
+    )
+    tags: tuple[str, ...] = Field(default=(), description="Send to the partners with these tags.")
+    quorum: int | None = Field(default=None, ge=1, description="Answers a vote needs.")
+    limit: int | None = Field(default=None, ge=1, description="Most partners to use.")
+    judge: str | None = Field(default=None, description="best_of: the tool that picks the answer.")
+    items: list[Any] | None = Field(
+        default=None, description="map: the list to split across partners."
+    )
+    concurrency: int | None = Field(default=None, ge=1, description="Branches at once.")
+    deadline: float | None = Field(default=None, gt=0, description="Seconds for the whole swarm.")
+    branch_deadline: float | None = Field(
+        default=None, gt=0, description="Seconds for each branch."
+    )
+
+    def options(self) -> JsonObject:
+        given: dict[str, Any] = {
+            "strategy": self.strategy,
+            "agents": list(self.agents),
+            "tags": list(self.tags),
+            "quorum": self.quorum,
+            "limit": self.limit,
+            "judge": self.judge,
+            "items": self.items,
+            "concurrency": self.concurrency,
+            "deadline": self.deadline,
+            "branchDeadline": self.branch_deadline,
+            "agentSkill": self.skill,
+        }
+        return {key: value for key, value in given.items() if value not in (None, [])}
 
 
 def _number(value: object) -> float | None:
@@ -43,6 +89,7 @@ def _names(value: object) -> list[str]:
     "answers: broadcast, race, vote, best_of, map or chain (metadata.strategy).",
     tags=["swarm", "route"],
     examples=["Translate 'good morning' into French"],
+    arguments=SwarmArguments,
 )
 async def swarm(ctx: SkillContext) -> list[Part]:
     meta = routing_metadata(ctx.metadata, ctx.message.metadata)

@@ -21,7 +21,12 @@ def with_tools(
         partners: the partner agents the skills may call.
         manager: returns the task manager that runs the skills (for skill tools).
     """
-    toolbox = Toolbox(partners, {sid: skill.card for sid, skill in skills.items()}, manager)
+    toolbox = Toolbox(
+        partners,
+        {sid: skill.card for sid, skill in skills.items()},
+        manager,
+        {sid: skill.arguments for sid, skill in skills.items() if isinstance(skill, Skill)},
+    )
     bound: dict[str, LocalSkill] = {
         sid: skill.with_tools(toolbox) if isinstance(skill, Skill) else skill
         for sid, skill in skills.items()

@@ -3,7 +3,9 @@
 The same arguments serve every tool, remote or local, so a model that learnt to call one
 can call them all: `message` (required), `context_id` and `task_id` to continue a
 conversation or answer a question, `skill` to pick one of the agent's skills, `data` for
-structured input and `files` for attachments.
+structured input and `files` for attachments. A local skill that takes options (the routing
+skills' `agent`, `strategy`, ...) has a subclass with those fields. Every schema is generated
+from its model (`arguments_schema`), so what a tool definition says is what a call accepts.
 """
 
 from __future__ import annotations
@@ -14,20 +16,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
 
 from hub.errors import InvalidParamsError
 from hub.protocol import JsonObject, Message, Part, user_message
 
-__all__ = ["FileArgument", "ToolArguments", "input_schema", "parse_arguments"]
+__all__ = [
+    "FileArgument",
+    "ToolArguments",
+    "arguments_schema",
+    "input_schema",
+    "parse_arguments",
+]
 
 
 class FileArgument(BaseModel):
-    """A file: by `url`, or inline as base64 `bytes`."""
+    """A file to attach: by `url`, or inline as base64 `bytes`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str | None = None
-    bytes: str | None = None
+    bytes: str | None = Field(default=None, json_schema_extra={"contentEncoding": "base64"})
     name: str | None = None
     media_type: str | None = None
 
@@ -47,16 +57,32 @@ class FileArgument(BaseModel):
 
 
 class ToolArguments(BaseModel):
-    """The arguments of one tool call (see `input_schema` for their meaning)."""
+    """The arguments of one tool call; a tool that takes more (the routing skills' `agent`,
+    `strategy`, ...) has a subclass with those fields, which `options` turns into the
+    request's metadata."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    message: str = Field(min_length=1)
-    context_id: str | None = None
-    task_id: str | None = None
-    skill: str | None = None
-    data: Any = None
-    files: tuple[FileArgument, ...] = ()
+    message: str = Field(min_length=1, description="What to ask the agent, in plain language.")
+    context_id: str | None = Field(
+        default=None,
+        description="Continue the conversation with this context id from an earlier result.",
+    )
+    task_id: str | None = Field(
+        default=None,
+        description="Answer the question of the task with this id (a result whose state is "
+        "input-required or auth-required).",
+    )
+    skill: str | None = Field(
+        default=None,
+        description="Which of the agent's skills to use; the agent chooses when omitted.",
+    )
+    data: Any = Field(
+        default=None, description="Structured input, sent to the agent as a JSON data part."
+    )
+    files: tuple[FileArgument, ...] = Field(
+        default=(), description="Files to attach, each by url or as base64 bytes."
+    )
 
     def to_message(self) -> Message:
         """The user message that carries these arguments to the agent."""
@@ -67,8 +93,14 @@ class ToolArguments(BaseModel):
         return user_message(parts, context_id=self.context_id, task_id=self.task_id)
 
     def metadata(self) -> JsonObject | None:
-        """Request metadata: the chosen skill, when one is."""
+        """Request metadata for a partner: the chosen skill, when one is."""
         return {"skill": self.skill} if self.skill else None
+
+    def options(self) -> JsonObject:
+        """Request metadata for the local skill that runs the call: what a subclass's own
+        fields say (the base has none). A routing skill reads `skill` as the partner's
+        skill, `agentSkill`."""
+        return {}
 
 
 Arguments = TypeVar("Arguments", bound=ToolArguments)
@@ -120,49 +152,60 @@ def parse_arguments(
     return parsed
 
 
-def input_schema(skills: Sequence[str] = ()) -> dict[str, Any]:
-    """The JSON Schema of a tool's arguments; `skill` is an enum of `skills` when given."""
-    skill: dict[str, Any] = {
-        "type": "string",
-        "description": "Which of the agent's skills to use; the agent chooses when omitted.",
-    }
-    if skills:
-        skill["enum"] = list(skills)
+class _ToolSchema(GenerateJsonSchema):
+    """A model's JSON Schema as a tool definition wants it: no titles, and an optional
+    argument typed as its value (leaving it out is how a caller says none), not as a union
+    with null that some model APIs refuse."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        generated = super().default_schema(schema)
+        if generated.get("default", ()) is None:
+            del generated["default"]
+        return generated
+
+
+def _inlined(node: Any, definitions: Mapping[str, Any]) -> Any:
+    """`node` with each `$ref` replaced by its definition and every title dropped (a tool's
+    schema is read whole, without `$defs`)."""
+    if isinstance(node, list):
+        return [_inlined(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = definitions[node["$ref"].rsplit("/", 1)[-1]]
+        node = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
     return {
-        "type": "object",
-        "properties": {
-            "message": {
-                "type": "string",
-                "minLength": 1,
-                "description": "What to ask the agent, in plain language.",
-            },
-            "context_id": {
-                "type": "string",
-                "description": "Continue the conversation with this context id from an earlier "
-                "result.",
-            },
-            "task_id": {
-                "type": "string",
-                "description": "Answer the question of the task with this id (a result whose "
-                "state is input-required or auth-required).",
-            },
-            "skill": skill,
-            "data": {"description": "Structured input, sent to the agent as a JSON data part."},
-            "files": {
-                "type": "array",
-                "description": "Files to attach, each by url or as base64 bytes.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string"},
-                        "bytes": {"type": "string", "contentEncoding": "base64"},
-                        "name": {"type": "string"},
-                        "media_type": {"type": "string"},
-                    },
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["message"],
-        "additionalProperties": False,
+        key: (
+            {name: _inlined(value, definitions) for name, value in item.items()}
+            if key == "properties"
+            else _inlined(item, definitions)
+        )
+        for key, item in node.items()
+        if key != "title"
     }
+
+
+def arguments_schema(
+    model: type[ToolArguments] = ToolArguments, skills: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments, generated from `model`; `skill` is an enum of
+    `skills` when given."""
+    generated = model.model_json_schema(schema_generator=_ToolSchema)
+    definitions = generated.pop("$defs", {})
+    generated.pop("description", None)  # the model's docstring, for Python readers
+    schema: dict[str, Any] = _inlined(generated, definitions)
+    if skills:
+        schema["properties"]["skill"]["enum"] = list(skills)
+    return schema
+
+
+def input_schema(skills: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON Schema of the common tool arguments (`ToolArguments`); `skill` is an enum of
+    `skills` when given."""
+    return arguments_schema(ToolArguments, skills)

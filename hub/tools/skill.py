@@ -13,7 +13,7 @@ from typing import Any
 from hub.protocol import AgentSkill, SendMessageRequest
 from hub.protocol.trace import current_scope
 from hub.tasks import TaskManager
-from hub.tools.arguments import input_schema, parse_arguments
+from hub.tools.arguments import ToolArguments, arguments_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import sanitize, tool_name
 from hub.tools.result import ToolResult
@@ -29,17 +29,29 @@ class SkillTool(DefinedTool):
     Args:
         card: the skill's card entry.
         manager: returns the task manager that runs the skill (the hub's own).
+        arguments: what the skill takes: `ToolArguments` (its `skill` can only name this
+            skill), or a subclass whose `options()` become the request's metadata (its
+            `skill` is then the skill's to read, as the routing skills read the partner's).
     """
 
-    def __init__(self, card: AgentSkill, manager: Callable[[], TaskManager]) -> None:
+    def __init__(
+        self,
+        card: AgentSkill,
+        manager: Callable[[], TaskManager],
+        arguments: type[ToolArguments] = ToolArguments,
+    ) -> None:
         self.skill_id = card.id
+        self.arguments = arguments
+        # The common arguments' `skill` names this skill; a skill with options of its own
+        # reads `skill` itself.
+        self._skills = [card.id] if arguments is ToolArguments else []
         summary = sanitize(card.description)
         self.definition = ToolDefinition(
             name=tool_name(SKILL_PREFIX, card.id),
             description=f"Run the hub's local skill '{card.id}': {summary}"
             if summary
             else f"Run the hub's local skill '{card.id}'.",
-            input_schema=input_schema([card.id]),
+            input_schema=arguments_schema(arguments, self._skills),
         )
         self._manager = manager
 
@@ -48,8 +60,10 @@ class SkillTool(DefinedTool):
 
     async def call(self, **arguments: Any) -> ToolResult:
         """Run the skill on `message` and wait until its task settles."""
-        args = parse_arguments(self.name, arguments, [self.skill_id])
-        request = SendMessageRequest(message=args.to_message(), metadata={"skill": self.skill_id})
+        args = parse_arguments(self.name, arguments, self._skills, model=self.arguments)
+        request = SendMessageRequest(
+            message=args.to_message(), metadata={**args.options(), "skill": self.skill_id}
+        )
         # The task belongs to whoever the calling work runs for, as if they had sent it.
         scope = current_scope()
         reply = await self._manager().send(request, owner=scope.caller if scope else "")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from hub.errors import ConfigError
 from hub.protocol import AgentSkill
 from hub.tasks import TaskManager
+from hub.tools.arguments import ToolArguments
 from hub.tools.base import Tool
 from hub.tools.partners import Partners
 from hub.tools.skill import SkillTool
@@ -30,6 +31,8 @@ class Toolbox(Mapping[str, Tool]):
         partners: the partner agents.
         skills: the card entries of the local skills offered as tools.
         manager: returns the task manager that runs local skills.
+        arguments: what a local skill takes as a tool, by skill id, when it takes more than
+            the common arguments (`ToolArguments`).
     """
 
     def __init__(
@@ -37,12 +40,13 @@ class Toolbox(Mapping[str, Tool]):
         partners: Partners,
         skills: Mapping[str, AgentSkill] | None = None,
         manager: Callable[[], TaskManager] | None = None,
+        arguments: Mapping[str, type[ToolArguments]] | None = None,
     ) -> None:
         self.partners = partners
         self._skills: dict[str, SkillTool] = {}
         if skills and manager is not None:
             for card in skills.values():
-                tool = SkillTool(card, manager)
+                tool = SkillTool(card, manager, (arguments or {}).get(card.id, ToolArguments))
                 clash = self._skills.get(tool.name)
                 if clash is not None:
                     raise ConfigError(
