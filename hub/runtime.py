@@ -256,6 +256,9 @@ class Hub:
             if self._sync is not None:
                 await stack.enter_async_context(self._sync.running())
             await stack.enter_async_context(self.manager)
+            # Tool definitions handed out from here on are complete: each partner is
+            # described by its card, or as unreachable with the reason.
+            await self.partners.warm()
             self._stack = stack.pop_all()
         return self
 

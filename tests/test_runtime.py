@@ -14,12 +14,17 @@ import anyio
 import pytest
 
 from hub.config import FederationSettings, Settings
-from hub.errors import ConfigError, UnknownAgentError
+from hub.errors import ConfigError, InvalidParamsError, UnknownAgentError
+from hub.mcp.catalog import DELEGATE_TOOL, SWARM_TOOL
 from hub.registry import AgentEntry, Registry
 from hub.runtime import Hub
+from hub.skills.delegate import DelegateArguments
+from hub.skills.swarm import SwarmArguments
 from hub.store import PostgresTaskStore
+from hub.swarm import STRATEGIES
 from hub.testing import serve_on_loopback
-from hub.tools import ToolResult
+from hub.tools import ToolResult, input_schema
+from hub.tools.arguments import arguments_schema
 from tests.client.partners import sdk_jsonrpc
 from tests.runtime_skills import PARTNER
 from tests.tools.agents import HeaderRecorder
@@ -388,3 +393,112 @@ async def test_hubs_on_one_shared_store_serve_the_partners_any_of_them_adds_at_r
     async with opened() as later:
         assert later.partners.names() == ("newbie",)
         assert "a2a_newbie" in later.tools
+
+
+ROUTING_SKILLS = """\
+skills:
+  - builtin: echo
+  - builtin: delegate
+  - builtin: swarm
+default_skill: echo
+"""
+
+
+def write_routing_hub(folder: Path, partners: dict[str, str]) -> Path:
+    """Settings serving echo, delegate and swarm, and an agents.yaml naming `partners`."""
+    agents = folder / "partners.yaml"
+    listed = "".join(f"  - name: {name}\n    url: {url}\n" for name, url in partners.items())
+    agents.write_text(f"version: 1\nagents:\n{listed}", encoding="utf-8")
+    settings = folder / "hub.yaml"
+    settings.write_text(
+        f"store: {{kind: memory}}\nagents: {agents}\n{ROUTING_SKILLS}", encoding="utf-8"
+    )
+    return settings
+
+
+async def test_partner_tools_are_described_by_their_cards_as_soon_as_the_hub_is_open(
+    tmp_path: Path, partner: tuple[str, HeaderRecorder], refusing_port: int
+) -> None:
+    settings = write_routing_hub(
+        tmp_path, {PARTNER: partner[0], "gone": f"http://127.0.0.1:{refusing_port}"}
+    )
+
+    with anyio.fail_after(30):
+        async with Hub.from_config(settings, env={}) as hub:
+            # No card is read by the test: entering the hub read them.
+            live = hub.tools[f"a2a_{PARTNER}"]
+            dead = hub.tools["a2a_gone"]
+            shapes = {
+                name: (tool.to_openai(), tool.to_anthropic(), tool.to_mcp())
+                for name, tool in hub.tools.items()
+            }
+
+    schema = input_schema(["echo"])
+    description = live.definition.description
+    assert description == (
+        f"Send a task to the partner agent '{PARTNER}': a2a-sdk partner for the client tests\n"
+        "Skills:\n- echo: echoes"
+    )
+    assert shapes[f"a2a_{PARTNER}"] == (
+        {
+            "type": "function",
+            "function": {
+                "name": f"a2a_{PARTNER}",
+                "description": description,
+                "parameters": schema,
+            },
+        },
+        {"name": f"a2a_{PARTNER}", "description": description, "input_schema": schema},
+        {"name": f"a2a_{PARTNER}", "description": description, "inputSchema": schema},
+    )
+    assert dead.definition.description == (
+        "Send a task to the partner agent 'gone'. It is unreachable at the moment (when last "
+        "tried: agent 'gone': its agent card could not be read (unreachable)); a call tries "
+        "again."
+    )
+    assert dead.to_mcp()["inputSchema"] == input_schema()
+    assert "not been read" not in json.dumps(shapes)
+    assert "could not be read yet" not in json.dumps(shapes)
+
+
+async def test_skill_delegate_and_skill_swarm_take_the_options_their_descriptions_name(
+    tmp_path: Path, partner: tuple[str, HeaderRecorder]
+) -> None:
+    settings = write_routing_hub(tmp_path, {PARTNER: partner[0]})
+
+    with anyio.fail_after(30):
+        async with Hub.from_config(settings, env={}) as hub:
+            delegated = await hub.tools["skill_delegate"].call(
+                message="hello", agent=PARTNER, tags=["echo"], skill="echo"
+            )
+            swarmed = await hub.tools["skill_swarm"].call(
+                message="hello", strategy="race", agents=[PARTNER], concurrency=1
+            )
+            with pytest.raises(InvalidParamsError) as refused:
+                await hub.tools["skill_swarm"].call(message="hello", strategy="majority")
+            tools = {name: hub.tools[name] for name in ("skill_delegate", "skill_swarm")}
+
+    assert (delegated.state, delegated.text) == ("completed", "hello")
+    assert swarmed.state == "completed"
+    assert swarmed.text == "hello"
+    assert refused.value.violations[0][0] == "strategy"
+    # One argument model per routing skill: the hub's tool and the MCP tool share its schema.
+    assert tools["skill_delegate"].to_openai()["function"]["parameters"] == (
+        DELEGATE_TOOL.input_schema
+    )
+    assert tools["skill_swarm"].to_anthropic()["input_schema"] == SWARM_TOOL.input_schema
+    assert DELEGATE_TOOL.input_schema == arguments_schema(DelegateArguments)
+    assert SWARM_TOOL.input_schema == arguments_schema(SwarmArguments)
+    swarm_options = SWARM_TOOL.input_schema["properties"]
+    assert swarm_options["strategy"]["enum"] == list(STRATEGIES)
+    assert {"agents", "tags", "quorum", "items", "deadline"} <= set(swarm_options)
+    assert set(DELEGATE_TOOL.input_schema["properties"]) == {
+        "message",
+        "context_id",
+        "task_id",
+        "skill",
+        "data",
+        "files",
+        "agent",
+        "tags",
+    }

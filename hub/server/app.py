@@ -226,6 +226,9 @@ def create_app(
                     manager,
                     mcp.running() if mcp is not None else nullcontext(),
                 ):
+                    # The tools MCP and the gateway describe are complete once the hub is
+                    # ready: each partner by its card, or as unreachable with the reason.
+                    await partners.warm()
                     observability.started = True
                     try:
                         yield

@@ -14,7 +14,10 @@ from types import TracebackType
 from hub.telemetry.context import Telemetry, current_telemetry
 from hub.telemetry.tracing import SpanHandle, SpanKind, span
 
-__all__ = ["partner_call"]
+__all__ = ["CARD_METHOD", "card_read_failed", "partner_call"]
+
+CARD_METHOD = "GetAgentCard"
+"""The `method` a failed read of a partner's card is counted under."""
 
 log = logging.getLogger("hub.client")
 
@@ -70,3 +73,13 @@ class _Observed:
 def partner_call(partner: str, method: str, *, binding: str, version: str) -> _Observed:
     """Observe one call of `method` to `partner` over `binding` in protocol `version`."""
     return _Observed(current_telemetry(), partner, method, binding, version)
+
+
+def card_read_failed(partner: str, *, outcome: str, seconds: float) -> None:
+    """Count a read of `partner`'s card that failed (`outcome`: the error's type name) as a
+    failed call: a partner whose card cannot be read is as down as one whose calls fail, and
+    its calls never get as far as `partner_call`."""
+    metrics = current_telemetry().metrics
+    if metrics is not None:
+        metrics.partner_call(partner, CARD_METHOD, outcome=outcome, seconds=seconds)
+    log.debug("partner %s %s: %s in %.1f ms", partner, CARD_METHOD, outcome, seconds * 1000)

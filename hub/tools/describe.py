@@ -50,10 +50,17 @@ def sanitize(text: str | None, *, limit: int = MAX_DESCRIPTION) -> str:
     return flat[: limit - 1].rstrip() + "…"
 
 
-def describe_agent(name: str, card: AgentCard | None) -> str:
-    """The description of partner `name`'s tool: what its card says it does, and its skills."""
+def describe_agent(name: str, card: AgentCard | None, *, unreachable: str | None = None) -> str:
+    """The description of partner `name`'s tool: what its card says it does, and its skills;
+    without a card, why it could not be read (`unreachable`)."""
     if card is None:
-        return f"Send a task to the partner agent '{name}' (its card could not be read yet)."
+        if unreachable:
+            why = sanitize(unreachable, limit=300)
+            return (
+                f"Send a task to the partner agent '{name}'. It is unreachable at the moment "
+                f"(when last tried: {why}); a call tries again."
+            )
+        return f"Send a task to the partner agent '{name}' (its card has not been read)."
     head = f"Send a task to the partner agent '{name}'"
     summary = sanitize(card.description, limit=400)
     lines = [f"{head}: {summary}" if summary else head + "."]

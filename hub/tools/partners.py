@@ -35,6 +35,7 @@ from hub.client import (
     A2AClient,
     BreakerConfig,
     BreakerSnapshot,
+    BreakerState,
     CardCache,
     CircuitBreaker,
     RetryPolicy,
@@ -46,6 +47,7 @@ from hub.errors import CardFetchError, ClientError, ConfigError, ProtocolError, 
 from hub.protocol import AgentCard
 from hub.protocol.trace import current_scope
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
+from hub.telemetry.outgoing import card_read_failed
 from hub.tools.conversations import Conversations
 from hub.tools.remote import RemoteAgentTool
 from hub.tools.runtime_partners import FederationPolicy, RuntimePartner, RuntimePartners
@@ -56,6 +58,8 @@ __all__ = ["PartnerHealth", "Partners"]
 log = logging.getLogger(__name__)
 
 _WARM_CONCURRENCY = 16
+WARM_TIMEOUT = 10.0
+"""Seconds `warm` waits for the partners' cards when a hub opens."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +92,8 @@ class _Partner:
     tool: RemoteAgentTool | None = None
     runtime: RuntimePartner | None = None
     """Set for a partner added while the hub runs."""
+    card_error: str | None = None
+    """Why its card could not be read when last tried (None: read, or not tried yet)."""
 
 
 def _allowed() -> frozenset[str] | None:
@@ -236,25 +242,53 @@ class Partners(Mapping[str, RemoteAgentTool]):
             return entry.card
         cards = self._runtime.cards if partner.runtime is not None else self.cards
         read = cards.refresh if force else cards.get
+        started = time.perf_counter()
         try:
             card = await read(self._card_url(entry), headers=entry.auth.http_headers())
         except CardFetchError as exc:
             # Named as agents.yaml names the partner; its URL is for the log only.
-            raise CardFetchError(
+            failed = CardFetchError(
                 f"agent '{name}': its agent card could not be read ({fault_of(exc)})",
                 detail=exc.for_log(),
-            ) from exc
+            )
+            self._card_failed(partner, failed, time.perf_counter() - started)
+            raise failed from exc
+        if partner.card_error is not None:
+            partner.card_error = None
+            self._changed()
         self._observe(partner, card)
         return card
+
+    def _card_failed(self, partner: _Partner, error: CardFetchError, seconds: float) -> None:
+        """A card that could not be read is a failed call: the breaker and the partner call
+        metrics count it, and the partner's tool says it is unreachable."""
+        partner.breaker.record_failure()
+        card_read_failed(partner.entry.name, outcome=type(error).__name__, seconds=seconds)
+        if partner.card is None and partner.card_error != str(error):
+            partner.card_error = str(error)
+            self._changed()
+
+    def card_error(self, name: str) -> str | None:
+        """Why the partner's card could not be read when last tried; None once it was read
+        (or before it was tried).
+
+        Raises:
+            UnknownAgentError: no enabled partner has that name.
+        """
+        return self._partner(name).card_error
 
     async def client(self, name: str) -> A2AClient:
         """The partner's client, built from its current card.
 
         Raises:
-            UnknownAgentError, CardFetchError, NoSupportedInterfaceError.
+            UnknownAgentError, CardFetchError, NoSupportedInterfaceError, CircuitOpenError.
         """
-        card = await self.card(name)
         partner = self._partner(name)
+        if partner.client is None and partner.breaker.state is BreakerState.OPEN:
+            # Its card could not be read, over and over: wait for the cool-down, as its
+            # client would, rather than knock again at each call.
+            partner.breaker.before_call()
+        card = await self.card(name)
         if partner.client is None or partner.client.card is not card:
             entry = partner.entry
             partner.client = A2AClient(
@@ -274,9 +308,14 @@ class Partners(Mapping[str, RemoteAgentTool]):
             )
         return partner.client
 
-    async def warm(self) -> dict[str, str | None]:
-        """Read every partner's card at once (at most 16 in flight); returns, by name, None
-        for a card that was read and the error's message for one that was not."""
+    async def warm(self, *, within: float = WARM_TIMEOUT) -> dict[str, str | None]:
+        """Read every partner's card at once (at most 16 in flight, for at most `within`
+        seconds), so that every tool is described by its card, or as unreachable with the
+        reason; the hub does this when it opens.
+
+        Returns:
+            By name: None for a card that was read, else why it was not.
+        """
         outcome: dict[str, str | None] = {}
         limiter = anyio.CapacityLimiter(_WARM_CONCURRENCY)
 
@@ -287,11 +326,25 @@ class Partners(Mapping[str, RemoteAgentTool]):
                     outcome[name] = None
                 except ClientError as exc:
                     outcome[name] = str(exc)
-                    log.warning("partner '%s': %s", name, exc.for_log())
+                    # The kind of fault only: the call that meets it again logs where the
+                    # partner is and what it answered, once.
+                    log.warning("%s; a call will try again", exc)
 
-        async with anyio.create_task_group() as group:
-            for name in list(self._partners):
-                group.start_soon(one, name)
+        names = list(self._partners)
+        with anyio.move_on_after(within):
+            async with anyio.create_task_group() as group:
+                for name in names:
+                    group.start_soon(one, name)
+        late = [name for name in names if name not in outcome]
+        for name in late:
+            partner = self._partners.get(name)
+            why = f"agent '{name}': its agent card was not read within {within:g} s"
+            outcome[name] = why
+            if partner is not None and partner.card is None:
+                log.warning("partner '%s': its card was not read within %g s", name, within)
+                partner.card_error = why
+        if late:
+            self._changed()
         return outcome
 
     async def check(self, name: str) -> PartnerHealth:
@@ -525,7 +578,10 @@ class Partners(Mapping[str, RemoteAgentTool]):
             self._changed()
 
     def _tool(self, partner: _Partner) -> RemoteAgentTool:
-        if partner.tool is None or partner.tool.card is not partner.card:
+        tool = partner.tool
+        if tool is None or tool.card is not partner.card or tool.unreachable != partner.card_error:
             name = partner.entry.name
-            partner.tool = RemoteAgentTool(name, partner.card, lambda: self.client(name))
-        return partner.tool
+            tool = partner.tool = RemoteAgentTool(
+                name, partner.card, lambda: self.client(name), unreachable=partner.card_error
+            )
+        return tool

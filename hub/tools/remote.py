@@ -57,15 +57,24 @@ class RemoteAgentTool(DefinedTool):
         card: its card, when it could be read (the description and the skill enum come from
             it); None gives a generic description.
         client: returns the partner's client (reading its card first if need be).
+        unreachable: why its card could not be read, when it could not (without a card).
     """
 
-    def __init__(self, agent: str, card: AgentCard | None, client: ClientSource) -> None:
+    def __init__(
+        self,
+        agent: str,
+        card: AgentCard | None,
+        client: ClientSource,
+        *,
+        unreachable: str | None = None,
+    ) -> None:
         self.agent = agent
         self.card = card
+        self.unreachable = unreachable
         self.skills = tuple(skill.id for skill in card.skills) if card else ()
         self.definition = ToolDefinition(
             name=tool_name(TOOL_PREFIX, agent),
-            description=describe_agent(agent, card),
+            description=describe_agent(agent, card, unreachable=unreachable),
             input_schema=input_schema(self.skills),
         )
         self._client = client
