@@ -11,7 +11,14 @@ from hub.cli.outcome import Running
 from hub.cli.settings import command_settings
 from hub.telemetry.status import HubStatus, PartnerStatus
 
-__all__ = ["check_running_hub", "hub_status", "status"]
+__all__ = ["COUNTED", "check_running_hub", "hub_status", "status"]
+
+COUNTED = (
+    "(routed calls: delegate turns and swarm branches, whose recent latency and errors the "
+    "router weighs; /metrics counts every request sent to a partner, gateway traffic and "
+    "failed card reads included)"
+)
+"""What the partner figures count, printed under them: they are not `/metrics`' counts."""
 
 
 async def hub_status(url: str, args: argparse.Namespace) -> HubStatus:
@@ -57,12 +64,14 @@ async def status(args: argparse.Namespace, running: Running) -> int:
         print("no partner agents")
     for partner in found.partners:
         print(partner_line(partner))
+    if found.partners:
+        print(COUNTED)
     return 0
 
 
 async def check_running_hub(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub agents check --hub URL [NAME...]`: the partners as the running hub sees them;
-    exit status 1 when a breaker is not closed."""
+    exit status 1 when a partner is not up (its card unread, or its breaker not closed)."""
     from hub.cli.outcome import UsageError
 
     url = args.hub.rstrip("/")
@@ -80,20 +89,24 @@ async def check_running_hub(args: argparse.Namespace, running: Running) -> int:
         print("no partner agents to check")
     for partner in [] if args.json else chosen:
         print(partner_line(partner))
-    return 0 if all(partner.breaker.state == "closed" for partner in chosen) else 1
+    if chosen and not args.json:
+        print(COUNTED)
+    return 0 if all(partner.up for partner in chosen) else 1
 
 
 def partner_line(partner: PartnerStatus) -> str:
     """One partner as `status` and `agents check --hub` print it."""
     breaker = partner.breaker
-    mark = "ok  " if breaker.state == "closed" else "FAIL"
+    mark = "ok  " if partner.up else "FAIL"
     latency = f"{partner.latency_ms:.0f} ms" if partner.latency_ms is not None else "-"
     line = (
         f"{mark} {partner.name}  breaker {breaker.state}  latency {latency}  "
-        f"errors {partner.error_rate:.0%}  calls {partner.calls}"
+        f"errors {partner.error_rate:.0%}  routed calls {partner.calls}"
     )
     if partner.origin != "registry":
         line += f"  ({partner.origin})"
+    if partner.card_error is not None:
+        line += f"\n     {partner.card_error}"
     if breaker.state != "closed":
         line += (
             f"\n     {breaker.consecutive_failures} failures in a row; "

@@ -1,10 +1,12 @@
 """The operator's endpoints: `/healthz` (liveness) and `/readyz` (readiness), public even
 with auth on; `/metrics` (Prometheus; behind a credential with auth on unless
 `telemetry.metrics.public`); `/status` (the running hub for `a2a-hub status`, behind a
-credential with auth on)."""
+credential with auth on). A credential scoped to some partners (`agents`) sees only those in
+`/status` and `/metrics`, as everywhere else."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -58,13 +60,19 @@ class Observability:
             ],
         )
 
-    def status(self) -> HubStatus:
-        """The running hub's figures, no secret among them."""
+    def status(self, agents: Collection[str] | None = None) -> HubStatus:
+        """The running hub's figures, no secret among them.
+
+        Args:
+            agents: the partners to show (the caller's credential scope); None for all.
+        """
         live, parked = self.manager.live_counts()
         metrics = self.telemetry.metrics
         overview = metrics.overview() if metrics is not None else None
         partners = []
         for name in self.partners.names():
+            if agents is not None and name not in agents:
+                continue
             snapshot = self.partners.breaker(name).snapshot()
             stats = self.partners.stats.get(name)
             partners.append(
@@ -76,6 +84,7 @@ class Observability:
                         consecutive_failures=snapshot.consecutive_failures,
                         retry_in=round(snapshot.retry_in, 3),
                     ),
+                    card_error=self.partners.card_error(name),
                     calls=stats.calls if stats else 0,
                     latency_ms=(
                         round(stats.latency * 1000, 3) if stats and stats.latency else None
@@ -108,9 +117,10 @@ def _observability(request: AnyRequest) -> Observability:
     return observability
 
 
-def _admit(request: AnyRequest, gate: Gate) -> None:
+def _admit(request: AnyRequest, gate: Gate) -> frozenset[str] | None:
+    """Admit the request; the partners its credential may reach (None: all)."""
     client = request.client
-    gate.admit(request.headers, address=client.host if client else "")
+    return gate.admit(request.headers, address=client.host if client else "").agents
 
 
 @get("/healthz")
@@ -140,9 +150,11 @@ async def readiness(request: AnyRequest) -> Response[bytes]:
 async def metrics(request: AnyRequest) -> Response[bytes]:
     """The Prometheus exposition."""
     observability = _observability(request)
+    # Public metrics are for a scraper without a credential: every partner is in them.
+    agents = None
     try:
         if not observability.metrics_public:
-            _admit(request, observability.gate)
+            agents = _admit(request, observability.gate)
         exposition = observability.telemetry.metrics
         if exposition is None:
             raise MethodNotFoundError(
@@ -150,7 +162,9 @@ async def metrics(request: AnyRequest) -> Response[bytes]:
             )
     except ProtocolError as error:
         return rest_error_response(error)
-    return Response(content=exposition.exposition(), media_type=CONTENT_TYPE, headers=NO_STORE)
+    return Response(
+        content=exposition.exposition(agents), media_type=CONTENT_TYPE, headers=NO_STORE
+    )
 
 
 @get("/status")
@@ -158,10 +172,12 @@ async def status(request: AnyRequest) -> Response[bytes]:
     """The running hub's partners, breakers, figures and load (`a2a-hub status`)."""
     observability = _observability(request)
     try:
-        _admit(request, observability.gate)
+        agents = _admit(request, observability.gate)
     except ProtocolError as error:
         return rest_error_response(error)
-    return Response(content=observability.status().to_json(), media_type=JSON, headers=NO_STORE)
+    return Response(
+        content=observability.status(agents).to_json(), media_type=JSON, headers=NO_STORE
+    )
 
 
 OBSERVABILITY_ROUTES = [health, readiness, metrics, status]

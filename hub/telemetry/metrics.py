@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from prometheus_client import (
@@ -28,6 +28,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
 
 from hub.telemetry.overview import Overview, RequestWindow
 
@@ -297,9 +298,44 @@ class HubMetrics:
             uptime=max(0.0, self._clock() - self.started),
         )
 
-    def exposition(self) -> bytes:
-        """The metrics in Prometheus' text format."""
-        return generate_latest(self.registry)
+    def exposition(self, partners: Collection[str] | None = None) -> bytes:
+        """The metrics in Prometheus' text format.
+
+        Args:
+            partners: the partners whose series are shown (a scraper's credential scope);
+                None for all.
+        """
+        if partners is None:
+            return generate_latest(self.registry)
+        scoped = CollectorRegistry(auto_describe=False)
+        scoped.register(_PartnerScope(self.registry, frozenset(partners)))
+        return generate_latest(scoped)
+
+
+class _PartnerScope(Collector):
+    """`registry`'s metrics without the series of partners outside `allowed`: a scraper
+    scoped to some partners learns nothing of the others, not even their names."""
+
+    def __init__(self, registry: CollectorRegistry, allowed: frozenset[str]) -> None:
+        self._registry = registry
+        self._allowed = allowed
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self._registry.collect():
+            kept = [
+                sample
+                for sample in metric.samples
+                if "partner" not in sample.labels or sample.labels["partner"] in self._allowed
+            ]
+            if len(kept) != len(metric.samples):
+                metric = _copy(metric, kept)
+            yield metric
+
+
+def _copy(metric: Metric, samples: list[Sample]) -> Metric:
+    copied = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+    copied.samples = samples
+    return copied
 
 
 class _Constant(Collector):

@@ -1,6 +1,7 @@
 """What `GET /status` answers and `a2a-hub status` shows: the running hub's load and live
 tasks, and per partner its breaker and recent latency and error rate (the figures the router
-weighs). Names and figures only: no URL, header or credential of agents.yaml or hub.yaml."""
+weighs). Names and figures only: no URL, header or credential of agents.yaml or hub.yaml, and
+only the partners the caller's credential may reach."""
 
 from __future__ import annotations
 
@@ -22,12 +23,20 @@ class PartnerStatus(WireModel):
     origin: str
     """`registry` (agents.yaml) or `runtime` (added while the hub runs)."""
     breaker: BreakerStatus
+    card_error: str | None = None
+    """Why its card could not be read when last tried (None: it was read)."""
     calls: int
-    """Calls the router has figures for."""
+    """Routed calls the router has figures for: one per `delegate` turn or swarm branch
+    (`/metrics` counts every request sent to the partner, gateway traffic included)."""
     latency_ms: float | None = None
-    """Recent weighted average of a successful call."""
+    """Recent weighted average of a successful routed call, start to end."""
     error_rate: float
-    """Recent weighted share of failed calls, 0 to 1."""
+    """Recent weighted share of failed routed calls, 0 to 1."""
+
+    @property
+    def up(self) -> bool:
+        """Its card was read and its breaker is closed."""
+        return self.card_error is None and self.breaker.state == "closed"
 
 
 class HubStatus(WireModel):
