@@ -1,7 +1,7 @@
 """Partner agents and local skills as tools, with exports to the OpenAI, Anthropic and MCP
 tool shapes."""
 
-from hub.tools.arguments import FileArgument, ToolArguments, input_schema
+from hub.tools.arguments import FileArgument, ToolArguments, arguments_schema, input_schema
 from hub.tools.base import DefinedTool, Tool, ToolDefinition
 from hub.tools.children import PartnerChildren
 from hub.tools.describe import describe_agent, sanitize, tool_name
@@ -35,6 +35,7 @@ __all__ = [
     "ToolDefinition",
     "ToolResult",
     "Toolbox",
+    "arguments_schema",
     "describe_agent",
     "input_schema",
     "sanitize",

@@ -279,3 +279,35 @@ async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
     assert agent.calls["CancelTask"] == 1
     cancel = next(c for c in agent.seen if c.key == "CancelTask")
     assert cancel.document["params"]["id"] == "late-2"
+
+
+async def test_warm_reads_every_card_and_gives_up_on_a_slow_one_after_its_bound(
+    scripted: tuple[str, ScriptedAgent], refusing_port: int, tmp_path: Path
+) -> None:
+    url, agent = scripted
+    released = anyio.Event()
+
+    async def late(call: Call, receive: Receive, send: Send) -> None:
+        await released.wait()  # past the bound: the partner keeps the card to itself
+        await respond(200, _card(url, description="d", skills=["echo"]))(call, receive, send)
+
+    agent.routes[CARD_GET] = late
+    registry = registry_file(
+        tmp_path / "agents.yaml", {"slow": url, "gone": f"http://127.0.0.1:{refusing_port}"}
+    )
+
+    async with Partners(registry) as partners:
+        with anyio.fail_after(30):
+            outcome = await partners.warm(within=3)
+        released.set()
+        descriptions = {name: partners[name].definition.description for name in partners}
+
+    assert outcome == {
+        "slow": "agent 'slow': its agent card was not read within 3 s",
+        "gone": "agent 'gone': its agent card could not be read (unreachable)",
+    }
+    assert descriptions["slow"] == (
+        "Send a task to the partner agent 'slow'. It is unreachable at the moment (when last "
+        "tried: agent 'slow': its agent card was not read within 3 s); a call tries again."
+    )
+    assert "(unreachable)" in descriptions["gone"]
