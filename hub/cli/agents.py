@@ -270,15 +270,19 @@ async def _check(partners: Partners, names: list[str], *, as_json: bool) -> int:
     else:
         if not ordered:
             print("no partner agents to check")
+        width = max((len(health.name) for health in ordered), default=0)
         for health in ordered:
-            print(_health_line(health))
+            print(_health_line(health, width))
     return 0 if all(health.ok for health in ordered) else 1
 
 
-def _health_line(health: PartnerHealth) -> str:
+def _health_line(health: PartnerHealth, width: int) -> str:
+    """One partner's line, its name padded to `width` so that the columns line up."""
     status = "ok  " if health.ok else "FAIL"
     timing = f"{health.card_ms:.0f} ms" if health.card_ms is not None else "-"
-    line = f"{status} {health.name}  card {timing}  breaker {health.breaker.state.value}"
+    line = (
+        f"{status} {health.name:<{width}}  card {timing:>7}  breaker {health.breaker.state.value}"
+    )
     if health.interface:
         line += f"  via {health.interface}"
     if health.error:

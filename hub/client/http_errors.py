@@ -29,6 +29,7 @@ credentials, anywhere.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -272,13 +273,33 @@ def _where(request: httpx.Request | None) -> str | None:
 
 
 def _describe(exc: httpx.HTTPError) -> str:
+    refused = _socket_error(exc)
     text = str(exc)
-    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if refused is not None:
+        # The socket's own words ("connection refused"): the transport's message repeats the
+        # address, and aiohttp's transport reports a refused connection as ConnectTimeout.
+        what = refused
+    else:
+        what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     try:
         where = _where(exc.request)
     except RuntimeError:  # an error raised before a request was attached
         where = None
     return f"{where}: {what}" if where else what
+
+
+def _socket_error(exc: BaseException) -> str | None:
+    """What the operating system said about a connection that could not be made (refused,
+    no route, ...), found among the causes of a connect error; None for anything else."""
+    if not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return None
+    cause: BaseException | None = exc
+    while cause is not None:
+        number = getattr(cause, "errno", None)
+        if isinstance(cause, OSError) and isinstance(number, int) and number > 0:
+            return os.strerror(number).lower()
+        cause = cause.__cause__ or getattr(cause, "os_error", None)
+    return None
 
 
 def _answer(response: httpx.Response) -> str:

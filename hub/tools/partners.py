@@ -242,7 +242,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             # Named as agents.yaml names the partner; its URL is for the log only.
             raise CardFetchError(
                 f"agent '{name}': its agent card could not be read ({fault_of(exc)})",
-                detail=exc.for_log(),
+                detail=exc.detail or str(exc),
             ) from exc
         self._observe(partner, card)
         return card

@@ -569,3 +569,27 @@ async def test_agents_show_of_an_unreachable_partner_names_its_url_once(tmp_path
     assert done.stderr == (
         f"a2a-hub: cannot reach {url}; check that the agent is running and that the URL is right\n"
     )
+
+
+async def test_agents_check_aligns_its_columns_and_names_a_refused_connection_once(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    with unreachable_url() as down:
+        agents = write_agents(
+            tmp_path,
+            f"version: 1\nagents:\n  - name: a-long-partner-name\n    url: {down}\n"
+            f"  - name: echoer\n    url: {url}\n",
+        )
+        done = await a2a_hub("agents", "check", "--agents", str(agents), cwd=tmp_path)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed, reason, healthy = done.stdout.splitlines()
+    assert failed == "FAIL a-long-partner-name  card       -  breaker closed"
+    assert re.fullmatch(r"ok   echoer               card +\d+ ms  breaker closed  via .*", healthy)
+    assert healthy.index(" breaker ") == failed.index(" breaker "), done.stdout
+    # What was refused, where, once: no transport class names, no address nested in itself.
+    assert reason == (
+        "     agent 'a-long-partner-name': its agent card could not be read (unreachable) "
+        f"[GET {down}/.well-known/agent-card.json: connection refused]"
+    )
