@@ -31,6 +31,7 @@ from hub.errors import (
     ProtocolError,
     RemoteRpcError,
     UnauthenticatedError,
+    UnknownAgentError,
 )
 
 __all__ = ["main"]
@@ -132,6 +133,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         commands[args.command].error(str(exc))
     except ConfigError as exc:
         print(f"a2a-hub: configuration error:\n{exc}", file=sys.stderr)
+        status = USAGE
+    except UnknownAgentError as exc:
+        # A name the command line gave that agents.yaml does not know: nothing was sent.
+        print(f"a2a-hub: {exc}", file=sys.stderr)
         status = USAGE
     except (ClientError, ProtocolError, HubError) as exc:
         print(f"a2a-hub: {explain(exc, running)}", file=sys.stderr)

@@ -5,7 +5,7 @@ command tells the user.
 |--------|--------------------------------------------------------------------------|
 | 0      | the task completed, or the command succeeded                             |
 | 1      | the task failed, was canceled or rejected, or an agent or partner failed |
-| 2      | a usage or configuration error (nothing was sent)                        |
+| 2      | a usage or configuration error, or an unknown partner name (nothing sent)|
 | 3      | the task waits for input (input-required or auth-required)               |
 | 130    | interrupted by Ctrl-C                                                    |
 | 141    | the output was closed early (`... | head`)                               |
