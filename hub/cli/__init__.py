@@ -91,7 +91,9 @@ def explain(exc: HubError, running: Running) -> str:
         return (
             f"cannot reach {running.url}; check that the agent is running and that the URL is right"
         )
-    message = str(exc)
+    # The person at the terminal called this agent: its own words about its trouble help
+    # them ("retry shortly"), where a hub's caller gets only the kind of fault.
+    message = exc.told if isinstance(exc, RemoteRpcError) else str(exc)
     unauthenticated = isinstance(exc, UnauthenticatedError) or (
         isinstance(exc, RemoteRpcError) and exc.code in (401, UnauthenticatedError.code)
     )
