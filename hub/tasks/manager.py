@@ -30,6 +30,7 @@ from hub.protocol import (
     TaskState,
     TaskStatus,
     new_id,
+    state_name,
     utc_now,
 )
 from hub.store import SharedTaskStore, TaskRecord, TaskStore
@@ -281,7 +282,7 @@ class TaskManager:
         live = await self._materialize(task_id, owner)
         if live.state.is_terminal:
             raise UnsupportedOperationError(
-                f"task {task_id} is {live.state.value}; a terminal task has no updates to "
+                f"task {task_id} is {state_name(live.state)}; a terminal task has no updates to "
                 "subscribe to (use GetTask)",
                 metadata={"taskId": task_id},
             )
@@ -486,6 +487,6 @@ def _visible(record_owner: str, owner: str) -> bool:
 
 def _not_cancelable(task: Task) -> TaskNotCancelableError:
     return TaskNotCancelableError(
-        f"task {task.id} is {task.status.state.value}; a terminal task cannot be canceled",
+        f"task {task.id} is {state_name(task.status.state)}; a terminal task cannot be canceled",
         metadata={"taskId": task.id},
     )

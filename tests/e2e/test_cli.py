@@ -283,6 +283,19 @@ def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
     assert again["status"]["state"] == "TASK_STATE_CANCELED"
 
 
+def test_an_error_about_a_tasks_state_names_it_as_the_cli_prints_it(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "done already"))
+    canceled = cli("tasks", "cancel", sent["id"], "--url", hub_url)
+    answered = cli("send", hub_url, "more", "--task-id", sent["id"])
+    assert canceled.returncode == answered.returncode == 1
+    assert canceled.stderr == (
+        f"a2a-hub: agent '{hub_url}': CancelTask failed: task {sent['id']} is completed; "
+        "a terminal task cannot be canceled (code -32002)\n"
+    )
+    assert f"task {sent['id']} is completed and accepts no more messages" in answered.stderr
+    assert "TASK_STATE_" not in answered.stderr
+
+
 @pytest.mark.parametrize(
     ("skill", "status", "state"),
     [
