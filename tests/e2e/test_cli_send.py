@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from hub import SkillContext, skill
+from hub import Part, SkillContext, skill
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.server import create_app
 from hub.store import MemoryTaskStore
@@ -48,6 +48,11 @@ async def count(ctx: SkillContext) -> AsyncIterator[str]:
         yield word
 
 
+@skill(id="report", description="Answers as the swarm skill does: a text and a data part.")
+async def report(ctx: SkillContext) -> None:
+    await ctx.artifact([Part(text="two answers"), Part(data={"answers": ["a", "b"]})], name="swarm")
+
+
 @pytest.fixture
 async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
     recorders: list[RequestRecorder] = []
@@ -61,7 +66,7 @@ async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
         app = create_app(
             settings,
             store=MemoryTaskStore(),
-            skills={"inspect": inspect, "forever": forever, "count": count},
+            skills={"inspect": inspect, "forever": forever, "count": count, "report": report},
         )
         recorders.append(RequestRecorder(app))
         return recorders[0]
@@ -276,3 +281,14 @@ async def test_the_agents_own_message_is_shown_for_its_internal_error(
     assert done.stderr == (
         f"a2a-hub: agent '{url}': {operation} failed: {STORE_DOWN} (code -32603)\n"
     )
+
+
+async def test_an_artifacts_text_and_its_data_are_printed_on_lines_of_their_own(
+    tmp_path: Path, agent: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = agent
+    lines = (await ok("send", "--skill", "report", url, "hi", cwd=tmp_path)).splitlines()
+    assert lines[1:] == [
+        "  artifact swarm: two answers",
+        '  artifact swarm data: {"answers": ["a", "b"]}',
+    ]
