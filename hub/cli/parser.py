@@ -273,12 +273,22 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "tasks",
         "hub.cli.direct:tasks",
         "list, get, cancel or follow tasks of a running hub",
-        "Read or cancel the tasks of a running hub (or of any A2A agent with --url).",
+        "Read, cancel or follow the tasks of a running hub, of any A2A agent (--url), or of a "
+        "partner of agents.yaml (--agent NAME). Following a task that has ended prints it.",
         parents=[configured, credential],
     )
     tasks.add_argument("action", choices=["list", "get", "cancel", "subscribe"])
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
     tasks.add_argument("--url", type=agent_url, help="the hub's URL (default: server.public_url)")
+    tasks.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="a task of partner NAME of agents.yaml, reached as `call` reaches it (with its "
+        "credentials), instead of the hub's",
+    )
+    tasks.add_argument(
+        "--agents", help="--agent: the partner registry (default: the file named in the settings)"
+    )
     tasks.add_argument("--context-id", help="list: only this context")
     tasks.add_argument("--state", help="list: only this state, e.g. completed, input-required")
     tasks.add_argument("--page-token", help="list: the page after the one that printed it")

@@ -283,6 +283,26 @@ def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
     assert again["status"]["state"] == "TASK_STATE_CANCELED"
 
 
+@pytest.mark.parametrize(("skill", "status"), [("echo", 0), ("broken", 1)])
+def test_subscribing_to_a_task_that_has_ended_prints_it_and_exits_by_its_state(
+    hub_url: str, skill: str, status: int
+) -> None:
+    sent = json.loads(ok("send", "--json", "--skill", skill, hub_url, "ended", status=status))
+    lines = ok("tasks", "subscribe", sent["id"], "--url", hub_url, status=status).splitlines()
+    # As `tasks get` prints it: its state, its status message, its artifacts.
+    assert lines == ok("tasks", "get", sent["id"], "--url", hub_url, status=status).splitlines()
+    assert lines[0] == f"task {sent['id']} (context {sent['contextId']}): {STATES[skill]}"
+    if skill == "echo":
+        assert lines[1:] == ["  artifact response: ended"]
+    events = ok("tasks", "subscribe", sent["id"], "--url", hub_url, "--json", status=status)
+    [event] = [json.loads(line) for line in events.splitlines()]
+    assert event["task"]["id"] == sent["id"]
+    assert event["task"]["status"]["state"] == sent["status"]["state"]
+
+
+STATES = {"echo": "completed", "broken": "failed"}
+
+
 def test_an_error_about_a_tasks_state_names_it_as_the_cli_prints_it(hub_url: str) -> None:
     sent = json.loads(ok("send", "--json", hub_url, "done already"))
     canceled = cli("tasks", "cancel", sent["id"], "--url", hub_url)
