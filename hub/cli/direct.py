@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,7 +35,7 @@ from hub.protocol import (
     state_name,
 )
 
-__all__ = ["cli_http_client", "credentials", "send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "print_card", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
@@ -134,6 +135,14 @@ async def _client(
             ) from exc
 
 
+async def print_card(url: str) -> int:
+    """Print the agent card served at `url` (a base URL, or the card's own), as JSON."""
+    async with cli_http_client() as http:
+        card = await CardCache(http).get(card_url(url))
+    print(json.dumps(json.loads(card.to_json()), indent=2))
+    return OK
+
+
 def _state(text: str) -> TaskState:
     """A state as the CLI prints it (`input-required`) or as the wire names it."""
     names: dict[str, TaskState] = {
@@ -162,7 +171,9 @@ def _print_result(result: Task | Message, *, as_json: bool, answer_with: str) ->
 
 
 async def send(args: argparse.Namespace, running: Running) -> int:
-    """`a2a-hub send URL TEXT`: one message to any A2A agent; returns the exit status."""
+    """`a2a-hub send --url URL TEXT`: one message to any A2A agent; returns the exit status."""
+    if args.url is None:
+        raise UsageError("send needs the agent's URL: --url URL (or URL before TEXT)")
     message, metadata = compose_message(args), compose_metadata(args)
     timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
     running.url = args.url

@@ -66,12 +66,30 @@ class _VersionAction(argparse.Action):
 
 class CommandParser(argparse.ArgumentParser):
     """A subcommand's parser: an unknown option is reported against this command's usage
-    (not the top-level one), with the closest known option when there is one."""
+    (not the top-level one), with the closest known option when there is one.
+
+    A command whose first positional may be left out (`send [URL] TEXT`, the URL given with
+    --url instead) reads its options first and its positionals after (`intermixed`): read
+    in order, `send URL --stream TEXT` would give URL to TEXT, as argparse fills an optional
+    positional as soon as it meets one word.
+    """
+
+    intermixed = False
+    _reading_parts = False
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
+        if self._reading_parts:  # one of the two passes of an intermixed read
+            return super().parse_known_args(args, namespace)
+        if self.intermixed:
+            self._reading_parts = True
+            try:
+                parsed, extras = super().parse_known_intermixed_args(args, namespace)
+            finally:
+                self._reading_parts = False
+        else:
+            parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.unknown(extras)
         return parsed, extras
@@ -99,6 +117,39 @@ def _bounded(kind: type[int] | type[float], low: float, high: float | None = Non
 
     convert.__name__ = kind.__name__
     return convert
+
+
+class _UrlWord(argparse.Action):
+    """The URL given as a positional word, the older spelling of `--url URL`: sets `url`
+    when given, and leaves it alone when not (so an absent word keeps the option's value)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values is None:
+            return
+        if getattr(namespace, "url", None) is not None:
+            parser.error(f"the URL is given twice ({namespace.url} and {values}); give it once")
+        namespace.url = values
+
+
+def _url_word(command: argparse.ArgumentParser, help: str) -> None:
+    """The positional spelling of --url (`send URL TEXT`, `status URL`), kept as an alias."""
+    command.add_argument(
+        "url_word",
+        nargs="?",
+        type=agent_url,
+        metavar="URL",
+        action=_UrlWord,
+        help=help,
+    )
+
+
+HUB_URL_HELP = "the hub's URL (default: server.public_url)"
 
 
 def agent_url(text: str) -> str:
@@ -203,12 +254,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     database.add_argument("action", choices=["check", "migrate"])
 
-    command(
+    card = command(
         "card",
         "hub.cli.local:card",
-        "print the hub's agent card",
-        "Print the agent card the hub would serve with these settings, as JSON.",
+        "print the agent card these settings would serve, or a running hub's",
+        "Print, as JSON, the agent card the hub would serve with these settings (read "
+        "without a server: a running hub is not asked), or with --url the card the hub or "
+        "agent running at URL serves.",
         parents=[configured],
+    )
+    card.add_argument(
+        "--url", type=agent_url, help="read the card the hub (or any A2A agent) at URL serves"
     )
     skills = command(
         "skills",
@@ -243,11 +299,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "send",
         "hub.cli.direct:send",
         "send a message to any A2A agent",
-        "Send TEXT to the A2A agent at URL (its card is read from "
-        "URL/.well-known/agent-card.json) and print the task or reply.",
+        "Send TEXT to the A2A agent at --url URL (its card is read from "
+        "URL/.well-known/agent-card.json) and print the task or reply. `send URL TEXT` is "
+        "the same as `send --url URL TEXT`.",
         parents=[message, credential],
     )
-    send.add_argument("url", type=agent_url, help="the agent's base URL, e.g. http://host:8000")
+    send.intermixed = True
+    send.add_argument(
+        "--url", type=agent_url, help="the agent's base URL, e.g. http://127.0.0.1:8000"
+    )
+    _url_word(send, "the same as --url, given before TEXT")
     send.add_argument("text", help="the message text")
     send.add_argument(
         "--metadata",
@@ -279,7 +340,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     tasks.add_argument("action", choices=["list", "get", "cancel", "subscribe"])
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
-    tasks.add_argument("--url", type=agent_url, help="the hub's URL (default: server.public_url)")
+    tasks.add_argument("--url", type=agent_url, help=f"{HUB_URL_HELP}, or any A2A agent's")
     tasks.add_argument(
         "--agent",
         metavar="NAME",
@@ -315,7 +376,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
     partners.add_argument("--json", action="store_true", help="print JSON")
     partners.add_argument(
-        "--hub", type=agent_url, help="check: the breakers and figures of the hub running at URL"
+        "--url",
+        "--hub",
+        dest="hub",
+        type=agent_url,
+        metavar="URL",
+        help="check: the breakers and figures of the hub running at URL, as it sees its "
+        "partners (--hub is the same)",
     )
 
     status = command(
@@ -323,12 +390,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "hub.cli.status:status",
         "show a running hub's partners, breakers, tasks and load",
         "Read a running hub's GET /status: its load, live tasks and open streams, and each "
-        "partner's breaker, recent latency and error rate.",
+        "partner's breaker, recent latency and error rate. `status URL` is the same as "
+        "`status --url URL`.",
         parents=[configured, credential],
     )
-    status.add_argument(
-        "url", nargs="?", type=agent_url, help="the hub's URL (default: server.public_url)"
-    )
+    status.intermixed = True
+    status.add_argument("--url", type=agent_url, help=HUB_URL_HELP)
+    _url_word(status, "the same as --url")
     status.add_argument("--json", action="store_true", help="print JSON")
 
     call = command(
@@ -364,7 +432,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         parents=[registry],
     )
     swarm.add_argument("text", help="the message text")
-    swarm.add_argument("--strategy", default="broadcast", choices=STRATEGIES)
+    swarm.add_argument(
+        "--strategy",
+        default="broadcast",
+        choices=STRATEGIES,
+        help="how the partners' answers are combined (default: broadcast, every answer): "
+        "race takes the first, vote the one --quorum agree on (default: a majority), best_of "
+        "the one --judge picks, map splits --items across the partners, chain gives each "
+        "partner (in --agent order) the answer before",
+    )
     swarm.add_argument("--tag", action="append", help="use partners with this tag (repeat)")
     swarm.add_argument("--agent", action="append", help="use this partner (repeat; in order)")
     swarm.add_argument("--skill", help="a skill id the partners must offer")
