@@ -46,7 +46,8 @@ class _TextOut:
             self.line(describe_event(event))
             # A task followed after it started (`tasks subscribe`): the text it has produced
             # so far, which later chunks continue.
-            for artifact in event.task.artifacts or [] if event.task is not None else []:
+            produced = (event.task.artifacts if event.task is not None else None) or []
+            for artifact in produced:
                 self.write(artifact, continues=False)
             return
         continues = update.append and update.artifact.artifact_id == self.artifact
