@@ -13,6 +13,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from hub.cli.arguments import (
+    HUB_URL_HELP,
+    PAGE_SIZE,
+    PORT,
+    POSITIVE,
+    SECONDS,
+    agent_url,
+    header,
+    key_value,
+    url_word,
+)
 from hub.protocol.requests import MAX_PAGE_SIZE
 from hub.swarm.strategy import STRATEGIES
 
@@ -99,86 +110,6 @@ class CommandParser(argparse.ArgumentParser):
         close = difflib.get_close_matches(extras[0].split("=", 1)[0], known, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
-
-
-def _bounded(kind: type[int] | type[float], low: float, high: float | None = None) -> Any:
-    """An argparse type: a number of `kind` between `low` and `high` (no upper bound if None)."""
-    allowed = f"from {low:g} to {high:g}" if high is not None else f"{low:g} or more"
-    name = "an integer" if kind is int else "a number"
-
-    def convert(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {name} ({allowed})") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text} is out of range ({allowed})")
-        return value
-
-    convert.__name__ = kind.__name__
-    return convert
-
-
-class _UrlWord(argparse.Action):
-    """The URL given as a positional word, the older spelling of `--url URL`: sets `url`
-    when given, and leaves it alone when not (so an absent word keeps the option's value)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        if values is None:
-            return
-        if getattr(namespace, "url", None) is not None:
-            parser.error(f"the URL is given twice ({namespace.url} and {values}); give it once")
-        namespace.url = values
-
-
-def _url_word(command: argparse.ArgumentParser, help: str) -> None:
-    """The positional spelling of --url (`send URL TEXT`, `status URL`), kept as an alias."""
-    command.add_argument(
-        "url_word",
-        nargs="?",
-        type=agent_url,
-        metavar="URL",
-        action=_UrlWord,
-        help=help,
-    )
-
-
-HUB_URL_HELP = "the hub's URL (default: server.public_url)"
-
-
-def agent_url(text: str) -> str:
-    """An argparse type: an http(s) URL; a bare `host:port` gets a "did you mean" hint."""
-    if text.startswith(("http://", "https://")):
-        return text
-    if "://" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: only http:// and https:// URLs are served")
-    raise argparse.ArgumentTypeError(f"{text!r} has no scheme; did you mean http://{text}?")
-
-
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
-    return key, value
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition(":")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not 'Name: value'")
-    return name.strip(), value.strip()
-
-
-PORT = _bounded(int, 0, 65535)
-PAGE_SIZE = _bounded(int, 1, MAX_PAGE_SIZE)
-POSITIVE = _bounded(int, 1)
-SECONDS = _bounded(float, 0.001)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -308,11 +239,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     send.add_argument(
         "--url", type=agent_url, help="the agent's base URL, e.g. http://127.0.0.1:8000"
     )
-    _url_word(send, "the same as --url, given before TEXT")
+    url_word(send, "the same as --url, given before TEXT")
     send.add_argument("text", help="the message text")
     send.add_argument(
         "--metadata",
-        type=_key_value,
+        type=key_value,
         action="append",
         metavar="KEY=VALUE",
         help="request metadata (repeat; a VALUE that reads as JSON is sent as JSON)",
@@ -323,7 +254,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     send.add_argument("--file", action="append", metavar="PATH", help="a file part (repeat)")
     send.add_argument(
         "--header",
-        type=_header,
+        type=header,
         action="append",
         metavar="'NAME: VALUE'",
         help="an extra HTTP header on every request (repeat)",
@@ -396,7 +327,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     status.intermixed = True
     status.add_argument("--url", type=agent_url, help=HUB_URL_HELP)
-    _url_word(status, "the same as --url")
+    url_word(status, "the same as --url")
     status.add_argument("--json", action="store_true", help="print JSON")
 
     call = command(
