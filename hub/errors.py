@@ -471,14 +471,24 @@ class RemoteRpcError(ClientError):
             translated where 0.3 names the case differently); or the HTTP status, when the
             answer held no protocol error.
         data: the error's `data` member as received.
+        told: the message with the agent's own words in it, for a person who called that
+            agent directly (the CLI); the message itself leaves out an agent's words about
+            its internal trouble, as it may reach the hub's own callers.
     """
 
     def __init__(
-        self, message: str, *, code: int, data: object = None, detail: str | None = None
+        self,
+        message: str,
+        *,
+        code: int,
+        data: object = None,
+        detail: str | None = None,
+        told: str | None = None,
     ) -> None:
         super().__init__(message, detail=detail)
         self.code = code
         self.data = data
+        self.told = told or message
 
 
 class AgentBusyError(RemoteRpcError):

@@ -626,7 +626,7 @@ def test_a_default_skill_that_is_not_listed_says_how_to_fix_it(tmp_path: Path) -
     [
         pytest.param(
             "builtin: ecko",
-            "unknown built-in skill 'ecko' (known: ",
+            "unknown built-in skill 'ecko'; did you mean 'echo'? (known: ",
             id="unknown-builtin",
         ),
         pytest.param(

@@ -31,6 +31,7 @@ from hub.errors import (
     ProtocolError,
     RemoteRpcError,
     UnauthenticatedError,
+    UnknownAgentError,
 )
 
 __all__ = ["main"]
@@ -90,7 +91,9 @@ def explain(exc: HubError, running: Running) -> str:
         return (
             f"cannot reach {running.url}; check that the agent is running and that the URL is right"
         )
-    message = str(exc)
+    # The person at the terminal called this agent: its own words about its trouble help
+    # them ("retry shortly"), where a hub's caller gets only the kind of fault.
+    message = exc.told if isinstance(exc, RemoteRpcError) else str(exc)
     unauthenticated = isinstance(exc, UnauthenticatedError) or (
         isinstance(exc, RemoteRpcError) and exc.code in (401, UnauthenticatedError.code)
     )
@@ -132,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         commands[args.command].error(str(exc))
     except ConfigError as exc:
         print(f"a2a-hub: configuration error:\n{exc}", file=sys.stderr)
+        status = USAGE
+    except UnknownAgentError as exc:
+        # A name the command line gave that agents.yaml does not know: nothing was sent.
+        print(f"a2a-hub: {exc}", file=sys.stderr)
         status = USAGE
     except (ClientError, ProtocolError, HubError) as exc:
         print(f"a2a-hub: {explain(exc, running)}", file=sys.stderr)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import shlex
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import asdict
 from typing import Any
 
@@ -17,6 +20,7 @@ from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
 from hub.cli.render import answer_hint, camel_keys, state_label
 from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
+from hub.client import A2AClient
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
@@ -24,7 +28,27 @@ from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
 from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
 
-__all__ = ["agents", "call", "route", "swarm"]
+__all__ = ["agents", "call", "partner_client", "registry_options", "route", "swarm"]
+
+
+def registry_options(args: argparse.Namespace) -> str:
+    """The `--config` and `--agents` options this command line gave, to repeat them."""
+    given = [(flag, getattr(args, key, None)) for flag, key in REGISTRY_FLAGS]
+    return "".join(f" {flag} {shlex.quote(value)}" for flag, value in given if value)
+
+
+REGISTRY_FLAGS = (("--config", "config"), ("--agents", "agents"))
+
+
+@asynccontextmanager
+async def partner_client(args: argparse.Namespace, name: str) -> AsyncIterator[A2AClient]:
+    """Partner `name`'s client, with its credentials from agents.yaml, as `call` reaches it.
+
+    Raises:
+        UnknownAgentError: agents.yaml has no enabled partner of that name.
+    """
+    async with Partners(_registry(args)) as partners:
+        yield await partners.client(name)
 
 
 def _registry(args: argparse.Namespace) -> Registry:
@@ -77,7 +101,9 @@ async def call(args: argparse.Namespace, running: Running) -> int:
         if args.skill:
             await _check_skill(partners, args.name, args.skill)
         running.what = f"the call to {args.name}"
-        running.url, running.agent = partners.entry(args.name).url, args.name
+        # Named, not located: the hint after Ctrl-C reaches the task as this command did,
+        # with the credentials of agents.yaml, and shows no address.
+        running.agent, running.registry_options = args.name, registry_options(args)
         if args.stream:
             async with tool.stream(**arguments) as events:
                 answer_with = f"a2a-hub call {args.name}"
@@ -270,15 +296,19 @@ async def _check(partners: Partners, names: list[str], *, as_json: bool) -> int:
     else:
         if not ordered:
             print("no partner agents to check")
+        width = max((len(health.name) for health in ordered), default=0)
         for health in ordered:
-            print(_health_line(health))
+            print(_health_line(health, width))
     return 0 if all(health.ok for health in ordered) else 1
 
 
-def _health_line(health: PartnerHealth) -> str:
+def _health_line(health: PartnerHealth, width: int) -> str:
+    """One partner's line, its name padded to `width` so that the columns line up."""
     status = "ok  " if health.ok else "FAIL"
     timing = f"{health.card_ms:.0f} ms" if health.card_ms is not None else "-"
-    line = f"{status} {health.name}  card {timing}  breaker {health.breaker.state.value}"
+    line = (
+        f"{status} {health.name:<{width}}  card {timing:>7}  breaker {health.breaker.state.value}"
+    )
     if health.interface:
         line += f"  via {health.interface}"
     if health.error:

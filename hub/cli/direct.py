@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,13 @@ from hub.cli.outcome import NEEDS_INPUT, OK, Running, UsageError, status_of
 from hub.cli.render import answer_hint, describe, task_row
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient, CardCache, Timeouts, build_http_client, card_url
-from hub.errors import AgentTimeoutError, CardFetchError, InvalidAgentResponseError, RemoteRpcError
+from hub.errors import (
+    AgentTimeoutError,
+    CardFetchError,
+    InvalidAgentResponseError,
+    RemoteRpcError,
+    UnsupportedOperationError,
+)
 from hub.protocol import (
     AgentCapabilities,
     AgentCard,
@@ -28,7 +35,7 @@ from hub.protocol import (
     state_name,
 )
 
-__all__ = ["cli_http_client", "credentials", "send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "print_card", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
@@ -128,6 +135,14 @@ async def _client(
             ) from exc
 
 
+async def print_card(url: str) -> int:
+    """Print the agent card served at `url` (a base URL, or the card's own), as JSON."""
+    async with cli_http_client() as http:
+        card = await CardCache(http).get(card_url(url))
+    print(json.dumps(json.loads(card.to_json()), indent=2))
+    return OK
+
+
 def _state(text: str) -> TaskState:
     """A state as the CLI prints it (`input-required`) or as the wire names it."""
     names: dict[str, TaskState] = {
@@ -156,7 +171,9 @@ def _print_result(result: Task | Message, *, as_json: bool, answer_with: str) ->
 
 
 async def send(args: argparse.Namespace, running: Running) -> int:
-    """`a2a-hub send URL TEXT`: one message to any A2A agent; returns the exit status."""
+    """`a2a-hub send --url URL TEXT`: one message to any A2A agent; returns the exit status."""
+    if args.url is None:
+        raise UsageError("send needs the agent's URL: --url URL (or URL before TEXT)")
     message, metadata = compose_message(args), compose_metadata(args)
     timeouts = Timeouts(connect=10.0, read=None if args.stream else 300.0)
     running.url = args.url
@@ -194,6 +211,15 @@ async def tasks(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub tasks list|get|cancel|subscribe`; returns the exit status."""
     if args.action != "list" and not args.task_id:
         raise UsageError(f"tasks {args.action} needs a TASK_ID")
+    if args.agent is not None:
+        if args.url is not None:
+            raise UsageError("--agent and --url name two agents; give one of them")
+        # Imported here: only a partner named in agents.yaml needs the registry and tools.
+        from hub.cli.agents import partner_client, registry_options
+
+        running.agent, running.registry_options = args.agent, registry_options(args)
+        async with partner_client(args, args.agent) as client:
+            return await _task_action(args, client, running)
     if args.url is None:
         # Imported here: with --url, the settings models and YAML are never needed.
         from hub.cli.settings import command_settings
@@ -202,37 +228,67 @@ async def tasks(args: argparse.Namespace, running: Running) -> int:
     else:
         url = args.url
     running.url, running.url_from_settings = url, args.url is None
-    answer_with = f"a2a-hub send {url}"
     async with _client(url, Timeouts(connect=10.0, read=30.0), args) as client:
-        if args.action == "list":
-            request = ListTasksRequest(
-                context_id=args.context_id,
-                status=_state(args.state) if args.state else None,
-                page_size=args.page_size,
-                page_token=args.page_token,
-            )
-            page = await client.list_tasks(request)
-            if args.json:
-                print(page.to_json().decode())
-                return OK
-            for task in page.tasks:
-                print(task_row(task))
-            print(f"({len(page.tasks)} of {page.total_size})")
-            if page.next_page_token:
-                print(f"next page: --page-token {page.next_page_token}")
+        return await _task_action(args, client, running)
+
+
+async def _task_action(args: argparse.Namespace, client: A2AClient, running: Running) -> int:
+    """The `tasks` action on the agent `client` calls; returns the exit status."""
+    answer_with = f"a2a-hub call {args.agent}" if args.agent else f"a2a-hub send {running.url}"
+    if args.action == "list":
+        request = ListTasksRequest(
+            context_id=args.context_id,
+            status=_state(args.state) if args.state else None,
+            page_size=args.page_size,
+            page_token=args.page_token,
+        )
+        page = await client.list_tasks(request)
+        if args.json:
+            print(page.to_json().decode())
             return OK
-        if args.action == "subscribe":
-            running.task_id = args.task_id
-            async with client.subscribe(args.task_id) as events:
-                return await print_events(
-                    _until_waiting(events),
-                    running,
-                    style=stream_style(args),
-                    answer_with=answer_with,
-                )
-        if args.action == "get":
-            task = await client.get_task(args.task_id)
-            return _print_result(task, as_json=args.json, answer_with=answer_with)
-        task = await client.cancel(args.task_id)
-        _print_result(task, as_json=args.json, answer_with=answer_with)
-        return OK  # the task is canceled, as asked
+        for task in page.tasks:
+            print(task_row(task))
+        print(f"({len(page.tasks)} of {page.total_size})")
+        if page.next_page_token:
+            print(f"next page: --page-token {page.next_page_token}")
+        return OK
+    if args.action == "subscribe":
+        return await _follow(args, client, running, answer_with)
+    if args.action == "get":
+        task = await client.get_task(args.task_id)
+        return _print_result(task, as_json=args.json, answer_with=answer_with)
+    task = await client.cancel(args.task_id)
+    _print_result(task, as_json=args.json, answer_with=answer_with)
+    return OK  # the task is canceled, as asked
+
+
+async def _follow(
+    args: argparse.Namespace, client: A2AClient, running: Running, answer_with: str
+) -> int:
+    """`tasks subscribe`: the task's events until it ends. A task that ended before it could
+    be followed (the agent refuses to subscribe to it) is read instead: its artifacts and
+    end state are printed, and the exit status is that state's, as if it had been followed."""
+    running.task_id = args.task_id
+    style = stream_style(args)
+    seen = False
+
+    async def noted(events: AsyncIterator[StreamResponse]) -> AsyncIterator[StreamResponse]:
+        nonlocal seen
+        async for event in events:
+            seen = True
+            yield event
+
+    try:
+        async with client.subscribe(args.task_id) as events:
+            return await print_events(
+                _until_waiting(noted(events)), running, style=style, answer_with=answer_with
+            )
+    except RemoteRpcError as exc:
+        if seen or exc.code != UnsupportedOperationError.code:
+            raise
+    task = await client.get_task(args.task_id)
+    running.task_id = None
+    if style == "json":
+        print(StreamResponse(task=task).to_json().decode())
+        return status_of(task.status.state)
+    return _print_result(task, as_json=False, answer_with=answer_with)

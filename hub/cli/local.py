@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from hub.cli.outcome import OK, Running
 from hub.cli.settings import command_settings
@@ -16,7 +17,22 @@ __all__ = ["card", "skills"]
 
 
 def card(args: argparse.Namespace, running: Running) -> int:
-    """Print the agent card the hub would serve, as JSON."""
+    """Print the agent card the hub would serve with these settings, as JSON; with --url,
+    the card the agent running there serves."""
+    if args.url is not None:
+        import anyio
+
+        from hub.cli.direct import print_card
+
+        running.url = args.url
+        return anyio.run(print_card, args.url)
+    if sys.stderr.isatty():
+        # Whoever reads it at a terminal may take it for the running hub's.
+        print(
+            "a2a-hub: the card these settings would serve (a running hub's: "
+            "`a2a-hub card --url URL`)",
+            file=sys.stderr,
+        )
     settings = command_settings(args)
     loaded = configured_skills(settings)
     settings = settle_default_skill(settings, list(loaded))

@@ -5,7 +5,7 @@ command tells the user.
 |--------|--------------------------------------------------------------------------|
 | 0      | the task completed, or the command succeeded                             |
 | 1      | the task failed, was canceled or rejected, or an agent or partner failed |
-| 2      | a usage or configuration error (nothing was sent)                        |
+| 2      | a usage or configuration error, or an unknown partner name (nothing sent)|
 | 3      | the task waits for input (input-required or auth-required)               |
 | 130    | interrupted by Ctrl-C                                                    |
 | 141    | the output was closed early (`... | head`)                               |
@@ -63,16 +63,27 @@ class Running:
     url: str | None = None
     agent: str | None = None
     """The partner's name in agents.yaml, when the command reached it by name."""
+    registry_options: str = ""
+    """The `--config` / `--agents` options the partner's name was read with, if any."""
     url_from_settings: bool = False
     """The URL was not given but read from the settings (the hub they describe)."""
     what: str = "the command"
 
+    def task_options(self) -> str | None:
+        """How a `tasks` command names the agent that has the task: a partner by its name
+        (with its credentials from agents.yaml, its address never shown), any other agent by
+        its URL; None when the command reached no agent."""
+        if self.agent is not None:
+            return f"--agent {self.agent}{self.registry_options}"
+        return f"--url {self.url}" if self.url is not None else None
+
     def interrupted(self) -> str:
         """One line for stderr after Ctrl-C."""
-        if self.task_id is None or self.url is None:
+        where = self.task_options()
+        if self.task_id is None or where is None:
             return f"a2a-hub: interrupted; {self.what} was stopped"
         return (
             f"a2a-hub: interrupted; task {self.task_id} may still run on the agent: "
-            f"cancel it with `a2a-hub tasks cancel {self.task_id} --url {self.url}` or follow it "
-            f"with `a2a-hub tasks subscribe {self.task_id} --url {self.url}`"
+            f"cancel it with `a2a-hub tasks cancel {self.task_id} {where}` or follow it "
+            f"with `a2a-hub tasks subscribe {self.task_id} {where}`"
         )

@@ -13,6 +13,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from hub.cli.arguments import (
+    HUB_URL_HELP,
+    PAGE_SIZE,
+    PORT,
+    POSITIVE,
+    SECONDS,
+    agent_url,
+    header,
+    key_value,
+    url_word,
+)
 from hub.protocol.requests import MAX_PAGE_SIZE
 from hub.swarm.strategy import STRATEGIES
 
@@ -66,12 +77,30 @@ class _VersionAction(argparse.Action):
 
 class CommandParser(argparse.ArgumentParser):
     """A subcommand's parser: an unknown option is reported against this command's usage
-    (not the top-level one), with the closest known option when there is one."""
+    (not the top-level one), with the closest known option when there is one.
+
+    A command whose first positional may be left out (`send [URL] TEXT`, the URL given with
+    --url instead) reads its options first and its positionals after (`intermixed`): read
+    in order, `send URL --stream TEXT` would give URL to TEXT, as argparse fills an optional
+    positional as soon as it meets one word.
+    """
+
+    intermixed = False
+    _reading_parts = False
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
+        if self._reading_parts:  # one of the two passes of an intermixed read
+            return super().parse_known_args(args, namespace)
+        if self.intermixed:
+            self._reading_parts = True
+            try:
+                parsed, extras = super().parse_known_intermixed_args(args, namespace)
+            finally:
+                self._reading_parts = False
+        else:
+            parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.unknown(extras)
         return parsed, extras
@@ -81,53 +110,6 @@ class CommandParser(argparse.ArgumentParser):
         close = difflib.get_close_matches(extras[0].split("=", 1)[0], known, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
-
-
-def _bounded(kind: type[int] | type[float], low: float, high: float | None = None) -> Any:
-    """An argparse type: a number of `kind` between `low` and `high` (no upper bound if None)."""
-    allowed = f"from {low:g} to {high:g}" if high is not None else f"{low:g} or more"
-    name = "an integer" if kind is int else "a number"
-
-    def convert(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {name} ({allowed})") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text} is out of range ({allowed})")
-        return value
-
-    convert.__name__ = kind.__name__
-    return convert
-
-
-def agent_url(text: str) -> str:
-    """An argparse type: an http(s) URL; a bare `host:port` gets a "did you mean" hint."""
-    if text.startswith(("http://", "https://")):
-        return text
-    if "://" in text:
-        raise argparse.ArgumentTypeError(f"{text!r}: only http:// and https:// URLs are served")
-    raise argparse.ArgumentTypeError(f"{text!r} has no scheme; did you mean http://{text}?")
-
-
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
-    return key, value
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition(":")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not 'Name: value'")
-    return name.strip(), value.strip()
-
-
-PORT = _bounded(int, 0, 65535)
-PAGE_SIZE = _bounded(int, 1, MAX_PAGE_SIZE)
-POSITIVE = _bounded(int, 1)
-SECONDS = _bounded(float, 0.001)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -203,12 +185,17 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     )
     database.add_argument("action", choices=["check", "migrate"])
 
-    command(
+    card = command(
         "card",
         "hub.cli.local:card",
-        "print the hub's agent card",
-        "Print the agent card the hub would serve with these settings, as JSON.",
+        "print the agent card these settings would serve, or a running hub's",
+        "Print, as JSON, the agent card the hub would serve with these settings (read "
+        "without a server: a running hub is not asked), or with --url the card the hub or "
+        "agent running at URL serves.",
         parents=[configured],
+    )
+    card.add_argument(
+        "--url", type=agent_url, help="read the card the hub (or any A2A agent) at URL serves"
     )
     skills = command(
         "skills",
@@ -243,15 +230,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "send",
         "hub.cli.direct:send",
         "send a message to any A2A agent",
-        "Send TEXT to the A2A agent at URL (its card is read from "
-        "URL/.well-known/agent-card.json) and print the task or reply.",
+        "Send TEXT to the A2A agent at --url URL (its card is read from "
+        "URL/.well-known/agent-card.json) and print the task or reply. `send URL TEXT` is "
+        "the same as `send --url URL TEXT`.",
         parents=[message, credential],
     )
-    send.add_argument("url", type=agent_url, help="the agent's base URL, e.g. http://host:8000")
+    send.intermixed = True
+    send.add_argument(
+        "--url", type=agent_url, help="the agent's base URL, e.g. http://127.0.0.1:8000"
+    )
+    url_word(send, "the same as --url, given before TEXT")
     send.add_argument("text", help="the message text")
     send.add_argument(
         "--metadata",
-        type=_key_value,
+        type=key_value,
         action="append",
         metavar="KEY=VALUE",
         help="request metadata (repeat; a VALUE that reads as JSON is sent as JSON)",
@@ -262,7 +254,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     send.add_argument("--file", action="append", metavar="PATH", help="a file part (repeat)")
     send.add_argument(
         "--header",
-        type=_header,
+        type=header,
         action="append",
         metavar="'NAME: VALUE'",
         help="an extra HTTP header on every request (repeat)",
@@ -273,12 +265,22 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "tasks",
         "hub.cli.direct:tasks",
         "list, get, cancel or follow tasks of a running hub",
-        "Read or cancel the tasks of a running hub (or of any A2A agent with --url).",
+        "Read, cancel or follow the tasks of a running hub, of any A2A agent (--url), or of a "
+        "partner of agents.yaml (--agent NAME). Following a task that has ended prints it.",
         parents=[configured, credential],
     )
     tasks.add_argument("action", choices=["list", "get", "cancel", "subscribe"])
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
-    tasks.add_argument("--url", type=agent_url, help="the hub's URL (default: server.public_url)")
+    tasks.add_argument("--url", type=agent_url, help=f"{HUB_URL_HELP}, or any A2A agent's")
+    tasks.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="a task of partner NAME of agents.yaml, reached as `call` reaches it (with its "
+        "credentials), instead of the hub's",
+    )
+    tasks.add_argument(
+        "--agents", help="--agent: the partner registry (default: the file named in the settings)"
+    )
     tasks.add_argument("--context-id", help="list: only this context")
     tasks.add_argument("--state", help="list: only this state, e.g. completed, input-required")
     tasks.add_argument("--page-token", help="list: the page after the one that printed it")
@@ -305,7 +307,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     partners.add_argument("names", nargs="*", metavar="NAME", help="partner name(s)")
     partners.add_argument("--json", action="store_true", help="print JSON")
     partners.add_argument(
-        "--hub", type=agent_url, help="check: the breakers and figures of the hub running at URL"
+        "--url",
+        "--hub",
+        dest="hub",
+        type=agent_url,
+        metavar="URL",
+        help="check: the breakers and figures of the hub running at URL, as it sees its "
+        "partners (--hub is the same)",
     )
 
     status = command(
@@ -313,12 +321,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "hub.cli.status:status",
         "show a running hub's partners, breakers, tasks and load",
         "Read a running hub's GET /status: its load, live tasks and open streams, and each "
-        "partner's breaker, recent latency and error rate.",
+        "partner's breaker, recent latency and error rate. `status URL` is the same as "
+        "`status --url URL`.",
         parents=[configured, credential],
     )
-    status.add_argument(
-        "url", nargs="?", type=agent_url, help="the hub's URL (default: server.public_url)"
-    )
+    status.intermixed = True
+    status.add_argument("--url", type=agent_url, help=HUB_URL_HELP)
+    url_word(status, "the same as --url")
     status.add_argument("--json", action="store_true", help="print JSON")
 
     call = command(
@@ -354,7 +363,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         parents=[registry],
     )
     swarm.add_argument("text", help="the message text")
-    swarm.add_argument("--strategy", default="broadcast", choices=STRATEGIES)
+    swarm.add_argument(
+        "--strategy",
+        default="broadcast",
+        choices=STRATEGIES,
+        help="how the partners' answers are combined (default: broadcast, every answer): "
+        "race takes the first, vote the one --quorum agree on (default: a majority), best_of "
+        "the one --judge picks, map splits --items across the partners, chain gives each "
+        "partner (in --agent order) the answer before",
+    )
     swarm.add_argument("--tag", action="append", help="use partners with this tag (repeat)")
     swarm.add_argument("--agent", action="append", help="use this partner (repeat; in order)")
     swarm.add_argument("--skill", help="a skill id the partners must offer")

@@ -65,9 +65,12 @@ def describe(result: Task | Message) -> str:
     for artifact in result.artifacts or []:
         texts = [part.text for part in artifact.parts if part.text is not None]
         data = [json.dumps(part.data) for part in artifact.parts if part.data is not None]
-        lines.append(
-            f"  artifact {artifact.name or artifact.artifact_id}: {' '.join(texts + data)}"
-        )
+        name = artifact.name or artifact.artifact_id
+        # Data on a line of its own, as `call` prints it: a swarm's answer is its text, and
+        # the branches' JSON beside it on one line read as part of that answer.
+        if texts or not data:
+            lines.append(f"  artifact {name}: {' '.join(texts)}")
+        lines.extend(f"  artifact {name} data: {value}" for value in data)
     return "\n".join(lines)
 
 

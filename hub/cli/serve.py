@@ -15,6 +15,7 @@ import uvicorn
 
 from hub.cli.outcome import OK, Running
 from hub.cli.settings import command_settings
+from hub.errors import ConfigError
 from hub.runtime import Hub, listen
 from hub.server.connections import ServerConfig, fit_open_files_limit
 from hub.store.postgres import redact_dsn
@@ -42,9 +43,13 @@ def serve(args: argparse.Namespace, running: Running) -> int:
         # Shared by replicas: migrated by `a2a-hub db migrate`, never by whichever starts first.
         import anyio
 
-        from hub.store.schema import require_current_schema
+        from hub.store.schema import read_schema
 
-        anyio.run(functools.partial(require_current_schema, "postgres", dsn=settings.store.dsn))
+        schema = anyio.run(functools.partial(read_schema, "postgres", dsn=settings.store.dsn))
+        if not schema.current:
+            # The operator's step is missing (exit 2, as any configuration error), unlike a
+            # database that cannot be reached (a StoreError, exit 1).
+            raise ConfigError(schema.describe())
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
     sock, settings = listen(settings)
     try:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.cli.render import TERMINAL_OR_WAITING, answer_hint, describe_event
-from hub.protocol import StreamResponse, TaskState
+from hub.protocol import Artifact, StreamResponse, TaskState
 
 __all__ = ["StreamStyle", "print_events", "stream_style"]
 
@@ -44,12 +44,20 @@ class _TextOut:
         if update is None:
             self.artifact = None
             self.line(describe_event(event))
+            # A task followed after it started (`tasks subscribe`): the text it has produced
+            # so far, which later chunks continue.
+            produced = (event.task.artifacts if event.task is not None else None) or []
+            for artifact in produced:
+                self.write(artifact, continues=False)
             return
-        text = "".join(part.text for part in update.artifact.parts if part.text is not None)
         continues = update.append and update.artifact.artifact_id == self.artifact
+        self.write(update.artifact, continues=bool(continues))
+
+    def write(self, artifact: Artifact, *, continues: bool) -> None:
+        text = "".join(part.text for part in artifact.parts if part.text is not None)
         if not continues and self.mid_line:
             sys.stdout.write("\n")
-        self.artifact = update.artifact.artifact_id
+        self.artifact = artifact.artifact_id
         sys.stdout.write(text)
         sys.stdout.flush()
         self.mid_line = not text.endswith("\n") and bool(text or continues)

@@ -24,7 +24,7 @@ import anyio
 import httpx
 from pydantic import ValidationError
 
-from hub.client.http_errors import check_status, read_json, translate_http_errors
+from hub.client.http_errors import check_status, fault_of, read_json, translate_http_errors
 from hub.client.retry import RetryPolicy
 from hub.errors import CardFetchError, ClientError
 from hub.protocol import AgentCard
@@ -197,8 +197,9 @@ class CardCache:
                 return entry.card
             if isinstance(exc, CardFetchError):
                 raise
+            # The fault in a few words: the wrapped message would name the URL a second time.
             raise CardFetchError(
-                f"cannot read the agent card at {url}: {exc}", detail=exc.detail
+                f"cannot read the agent card at {url} ({fault_of(exc)})", detail=exc.detail
             ) from exc
         expires_at = self._expiry(response)
         self._entries[url] = _Entry(

@@ -17,7 +17,9 @@ from `hub.errors` that names the partner. The kinds of fault, and what a caller 
 - a protocol error about the request (invalid params, task not found, ...): `RemoteRpcError`
   with the partner's code and its own message;
 - any other protocol error (-32603, a code of the partner's own): `RemoteRpcError`, "agent
-  'x': SendMessage failed with an internal error (code -32603)".
+  'x': SendMessage failed with an internal error (code -32603)"; the error's `told` keeps the
+  partner's own words ("... failed: the hub cannot reach its task store right now; retry
+  shortly (code -32603)") for the CLI, whose user called that agent directly.
 
 The partner's URL, the socket error and what its answer said never go into a message: they
 are the error's `detail`, for the hub's log. Redirects are never followed (a partner's card
@@ -29,6 +31,7 @@ credentials, anywhere.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -63,6 +66,8 @@ __all__ = [
 # How much of an unexpected body goes into an error's detail: enough to recognise an error
 # page, too little for a hostile partner to flood a log.
 _SNIPPET = 160
+# How much of an agent's own error message is passed on.
+_TOLD = 300
 
 # Protocol errors about the caller's request (its params, its task, an unsupported
 # operation, its credentials: -32000 is a hub's UNAUTHENTICATED): the partner's message says
@@ -163,13 +168,21 @@ def remote_error(
         response: the HTTP answer it came in, for the detail.
     """
     what = f"{operation} failed" if operation else "the call failed"
+    told = f"agent '{agent_name}': {what}: {_bounded(message)} ({label})"
     if code in _REQUEST_CODES or 400 <= code < 500:
-        text = f"agent '{agent_name}': {what}: {message} ({label})"
+        text = told
     else:
         text = f"agent '{agent_name}': {what} with an internal error ({label})"
     where = _where(response.request) if response is not None and _has_request(response) else None
     detail = "; ".join(part for part in (where, f"its message: {message!r}") if part)
-    return RemoteRpcError(text, code=code, data=data, detail=detail)
+    return RemoteRpcError(text, code=code, data=data, detail=detail, told=told)
+
+
+def _bounded(message: str) -> str:
+    """An agent's message as one line of at most `_TOLD` characters: its words reach a
+    terminal, where a newline or an escape sequence of its choosing has no place."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in message).split())
+    return line if len(line) <= _TOLD else line[: _TOLD - 3] + "..."
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -272,13 +285,33 @@ def _where(request: httpx.Request | None) -> str | None:
 
 
 def _describe(exc: httpx.HTTPError) -> str:
+    refused = _socket_error(exc)
     text = str(exc)
-    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if refused is not None:
+        # The socket's own words ("connection refused"): the transport's message repeats the
+        # address, and aiohttp's transport reports a refused connection as ConnectTimeout.
+        what = refused
+    else:
+        what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     try:
         where = _where(exc.request)
     except RuntimeError:  # an error raised before a request was attached
         where = None
     return f"{where}: {what}" if where else what
+
+
+def _socket_error(exc: BaseException) -> str | None:
+    """What the operating system said about a connection that could not be made (refused,
+    no route, ...), found among the causes of a connect error; None for anything else."""
+    if not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return None
+    cause: BaseException | None = exc
+    while cause is not None:
+        number = getattr(cause, "errno", None)
+        if isinstance(cause, OSError) and isinstance(number, int) and number > 0:
+            return os.strerror(number).lower()
+        cause = cause.__cause__ or getattr(cause, "os_error", None)
+    return None
 
 
 def _answer(response: httpx.Response) -> str:

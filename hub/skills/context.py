@@ -6,7 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from hub.errors import SkillError
-from hub.protocol import Artifact, JsonObject, Message, Part, TaskState, agent_message, new_id
+from hub.protocol import (
+    Artifact,
+    JsonObject,
+    Message,
+    Part,
+    TaskState,
+    agent_message,
+    new_id,
+    state_name,
+)
 from hub.protocol.trace import current_scope
 from hub.swarm import Branch, Strategy, SwarmResult, choose_partners, run_swarm
 from hub.tasks import TaskRun
@@ -255,7 +264,7 @@ class SkillContext:
         """End the task now in `state` (COMPLETED, FAILED or REJECTED), with a message (whose
         `metadata` it is, when given)."""
         if not state.is_terminal:
-            raise SkillError(f"finish() takes a terminal state, not {state.value}")
+            raise SkillError(f"finish() takes a terminal state, not {state_name(state)}")
         status = agent_message(message) if message else None
         if status is not None and metadata is not None:
             status = status.model_copy(update={"metadata": metadata})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -62,8 +63,12 @@ def load_skills(refs: Sequence[SkillRef]) -> dict[str, LocalSkill]:
         if ref.builtin is not None:
             found: LocalSkill | None = BUILTIN_SKILLS.get(ref.builtin)
             if found is None:
-                known = ", ".join(sorted(BUILTIN_SKILLS))
-                raise ConfigError(f"unknown built-in skill '{ref.builtin}' (known: {known})")
+                known = sorted(BUILTIN_SKILLS)
+                close = difflib.get_close_matches(ref.builtin, known, n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(
+                    f"unknown built-in skill '{ref.builtin}'{hint} (known: {', '.join(known)})"
+                )
         elif ref.process is not None:
             found = build_process_skill(ref.process)
         else:

@@ -7,7 +7,7 @@ from pydantic_core import to_json
 
 from hub.config import LimitSettings
 from hub.errors import InvalidParamsError, LimitExceededError, UnsupportedOperationError
-from hub.protocol import Message, Part, Task
+from hub.protocol import Message, Part, Task, state_name
 
 __all__ = ["check_follow_up", "check_parts", "part_size"]
 
@@ -66,13 +66,13 @@ def check_follow_up(message: Message, task: Task, limits: LimitSettings) -> None
         )
     if state.is_terminal:
         raise UnsupportedOperationError(
-            f"task {task_id} is {state.value} and accepts no more messages; send "
+            f"task {task_id} is {state_name(state)} and accepts no more messages; send "
             "a new message without taskId (same contextId) to start a follow-up task",
             metadata={"taskId": task_id},
         )
     if not state.is_interrupted:
         raise UnsupportedOperationError(
-            f"task {task_id} is {state.value}; it takes a new message only while "
+            f"task {task_id} is {state_name(state)}; it takes a new message only while "
             "input-required or auth-required (cancel it, or subscribe to follow it)",
             metadata={"taskId": task_id},
         )

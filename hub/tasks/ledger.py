@@ -39,12 +39,30 @@ from anyio.abc import TaskGroup, TaskStatus
 from hub.errors import HubError
 from hub.protocol import TERMINAL_STATES, TaskState
 from hub.store import ChildRecord, TaskStore
+from hub.tasks.child_notes import (
+    AFTER_RESTART,
+    AFTER_TAKEOVER,
+    CANCELED_AFTER_RESTART,
+    ENDED_BEFORE_RESTART,
+    LEFT_AFTER_RESTART,
+    UNREACHABLE_AFTER_RESTART,
+    WITH_CANCELED_PARENT,
+    ReconcileNotes,
+)
 
 __all__ = [
+    "AFTER_RESTART",
+    "AFTER_TAKEOVER",
+    "CANCELED_AFTER_RESTART",
     "CHILDREN_METADATA_KEY",
+    "ENDED_BEFORE_RESTART",
+    "LEFT_AFTER_RESTART",
+    "UNREACHABLE_AFTER_RESTART",
+    "WITH_CANCELED_PARENT",
     "ChildControl",
     "ChildWatcher",
     "DelegationLedger",
+    "ReconcileNotes",
     "following_child",
     "in_background",
     "note_child",
@@ -55,11 +73,6 @@ log = logging.getLogger("hub.tasks")
 
 CHILDREN_METADATA_KEY = "a2a-hub/children"
 """Key, in a parent task's metadata, of the children that restart reconciliation dealt with."""
-
-CANCELED_AFTER_RESTART = "canceled after a hub restart: its parent task had ended"
-ENDED_BEFORE_RESTART = "found ended after a hub restart"
-LEFT_AFTER_RESTART = "still live after a hub restart; its parent task waits for input"
-UNREACHABLE_AFTER_RESTART = "could not be reached after a hub restart: {error}"
 
 
 class ChildControl(Protocol):
@@ -288,7 +301,13 @@ class DelegationLedger:
             return
         self.note(parent_id, agent, child_id, state)
 
-    async def reconcile(self, *, parent_id: str | None = None, ended_only: bool = False) -> int:
+    async def reconcile(
+        self,
+        *,
+        parent_id: str | None = None,
+        ended_only: bool = False,
+        notes: ReconcileNotes = AFTER_RESTART,
+    ) -> int:
         """Deal with the children a previous run left live: a child whose parent has ended is
         canceled, one that ended meanwhile is recorded as such, one whose parent waits for
         input is left to it. Each ended parent's metadata lists what happened to its children
@@ -299,6 +318,8 @@ class DelegationLedger:
                 None: every live child in the store.
             ended_only: leave the children of parents that have not ended alone (with
                 replicas, those parents run elsewhere).
+            notes: the words noted beside each child: why the ledger looked (a restart of
+                this hub, a takeover from a stopped replica, a cancel made elsewhere).
         """
         try:
             if parent_id is None:
@@ -314,7 +335,7 @@ class DelegationLedger:
             by_parent.setdefault(record.parent_id, []).append(record)
         for parent, children in by_parent.items():
             try:
-                await self._reconcile_parent(parent, children, ended_only=ended_only)
+                await self._reconcile_parent(parent, children, ended_only=ended_only, notes=notes)
             except HubError:
                 log.exception("could not reconcile the partner tasks of task %s", parent)
         if stale:
@@ -322,7 +343,12 @@ class DelegationLedger:
         return len(stale)
 
     async def _reconcile_parent(
-        self, parent_id: str, children: list[ChildRecord], *, ended_only: bool
+        self,
+        parent_id: str,
+        children: list[ChildRecord],
+        *,
+        ended_only: bool,
+        notes: ReconcileNotes,
     ) -> None:
         parent = await self._store.get(parent_id)
         parent_ended = parent is None or parent.task.status.state in TERMINAL_STATES
@@ -330,7 +356,7 @@ class DelegationLedger:
             return
         outcomes: list[ChildRecord] = []
         for child in children:
-            outcome = await self._reconcile_child(child, cancel=parent_ended)
+            outcome = await self._reconcile_child(child, cancel=parent_ended, notes=notes)
             outcomes.append(outcome)
             self._queue(outcome)
             if outcome.state not in TERMINAL_STATES:
@@ -344,19 +370,21 @@ class DelegationLedger:
             task = parent.task.model_copy(update={"metadata": metadata})
             await self._store.put(replace(parent, task=task))
 
-    async def _reconcile_child(self, child: ChildRecord, *, cancel: bool) -> ChildRecord:
+    async def _reconcile_child(
+        self, child: ChildRecord, *, cancel: bool, notes: ReconcileNotes
+    ) -> ChildRecord:
         if self.control is None:
             return child
         try:
             state = await self.control.child_state(child.agent, child.child_id)
             if state in TERMINAL_STATES:
-                return replace(child, state=state, note=ENDED_BEFORE_RESTART)
+                return replace(child, state=state, note=notes.ended)
             if not cancel:
-                return replace(child, state=state, note=LEFT_AFTER_RESTART)
+                return replace(child, state=state, note=notes.left)
             after = await self.control.cancel_child(child.agent, child.child_id)
         except HubError as exc:
-            return replace(child, note=UNREACHABLE_AFTER_RESTART.format(error=exc))
-        return replace(child, state=after, note=CANCELED_AFTER_RESTART)
+            return replace(child, note=notes.unreachable.format(error=exc))
+        return replace(child, state=after, note=notes.canceled)
 
 
 def _describe(child: ChildRecord) -> dict[str, str]:

@@ -16,6 +16,7 @@ from hub.protocol import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    state_name,
     utc_now,
 )
 from hub.store import TaskRecord
@@ -181,7 +182,7 @@ class LiveTask:
         """
         if self.state.is_terminal:
             raise InvalidTransitionError(
-                f"task is {self.state.value}, a terminal state; it takes no more artifacts"
+                f"task is {state_name(self.state)}, a terminal state; it takes no more artifacts"
             )
         artifacts = self.task.artifacts
         if artifacts is None:

@@ -30,6 +30,7 @@ from hub.protocol import (
     TaskState,
     TaskStatus,
     new_id,
+    state_name,
     utc_now,
 )
 from hub.store import SharedTaskStore, TaskRecord, TaskStore
@@ -37,7 +38,12 @@ from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
 from hub.tasks.execution import Execution
 from hub.tasks.intake import check_follow_up, check_parts
-from hub.tasks.ledger import ChildControl, DelegationLedger
+from hub.tasks.ledger import (
+    AFTER_TAKEOVER,
+    WITH_CANCELED_PARENT,
+    ChildControl,
+    DelegationLedger,
+)
 from hub.tasks.listing import INTERRUPTED_BY_RESTART, list_tasks, recover_interrupted
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
@@ -262,7 +268,9 @@ class TaskManager:
             if not live.released:
                 if self._replication is not None and not running_here and self._group:
                     # It may have run on another replica: its children are in the ledger.
-                    reconcile = functools.partial(self.ledger.reconcile, parent_id=task_id)
+                    reconcile = functools.partial(
+                        self.ledger.reconcile, parent_id=task_id, notes=WITH_CANCELED_PARENT
+                    )
                     self._group.start_soon(reconcile)
                 return answer
             # Another replica moved the task first (a shared store): cancel what it is now.
@@ -281,7 +289,7 @@ class TaskManager:
         live = await self._materialize(task_id, owner)
         if live.state.is_terminal:
             raise UnsupportedOperationError(
-                f"task {task_id} is {live.state.value}; a terminal task has no updates to "
+                f"task {task_id} is {state_name(live.state)}; a terminal task has no updates to "
                 "subscribe to (use GetTask)",
                 metadata={"taskId": task_id},
             )
@@ -425,7 +433,7 @@ class TaskManager:
             return
         if not live.released:
             log.warning("task %s: its replica stopped; failed it", record.task.id)
-            await self.ledger.reconcile(parent_id=record.task.id)
+            await self.ledger.reconcile(parent_id=record.task.id, notes=AFTER_TAKEOVER)
 
     def _after_commit(self, live: LiveTask) -> None:
         if self._observers:
@@ -486,6 +494,6 @@ def _visible(record_owner: str, owner: str) -> bool:
 
 def _not_cancelable(task: Task) -> TaskNotCancelableError:
     return TaskNotCancelableError(
-        f"task {task.id} is {task.status.state.value}; a terminal task cannot be canceled",
+        f"task {task.id} is {state_name(task.status.state)}; a terminal task cannot be canceled",
         metadata={"taskId": task.id},
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hub.errors import InvalidTransitionError
-from hub.protocol import TaskState
+from hub.protocol import TaskState, state_name
 
 __all__ = ["check_transition"]
 
@@ -37,8 +37,9 @@ def check_transition(current: TaskState, new: TaskState) -> None:
             entered again.
     """
     if new not in _ALLOWED.get(current, frozenset()):
+        was, becomes = state_name(current), state_name(new)
         if current.is_terminal:
             raise InvalidTransitionError(
-                f"task is {current.value}, a terminal state; it cannot become {new.value}"
+                f"task is {was}, a terminal state; it cannot become {becomes}"
             )
-        raise InvalidTransitionError(f"a task cannot go from {current.value} to {new.value}")
+        raise InvalidTransitionError(f"a task cannot go from {was} to {becomes}")

@@ -249,7 +249,7 @@ class Partners(Mapping[str, RemoteAgentTool]):
             # Named as agents.yaml names the partner; its URL is for the log only.
             failed = CardFetchError(
                 f"agent '{name}': its agent card could not be read ({fault_of(exc)})",
-                detail=exc.for_log(),
+                detail=exc.detail or str(exc),
             )
             self._card_failed(partner, failed, time.perf_counter() - started)
             raise failed from exc

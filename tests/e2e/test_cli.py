@@ -283,6 +283,39 @@ def test_tasks_cancel_cancels_a_task_waiting_for_input(hub_url: str) -> None:
     assert again["status"]["state"] == "TASK_STATE_CANCELED"
 
 
+@pytest.mark.parametrize(("skill", "status"), [("echo", 0), ("broken", 1)])
+def test_subscribing_to_a_task_that_has_ended_prints_it_and_exits_by_its_state(
+    hub_url: str, skill: str, status: int
+) -> None:
+    sent = json.loads(ok("send", "--json", "--skill", skill, hub_url, "ended", status=status))
+    lines = ok("tasks", "subscribe", sent["id"], "--url", hub_url, status=status).splitlines()
+    # As `tasks get` prints it: its state, its status message, its artifacts.
+    assert lines == ok("tasks", "get", sent["id"], "--url", hub_url, status=status).splitlines()
+    assert lines[0] == f"task {sent['id']} (context {sent['contextId']}): {STATES[skill]}"
+    if skill == "echo":
+        assert lines[1:] == ["  artifact response: ended"]
+    events = ok("tasks", "subscribe", sent["id"], "--url", hub_url, "--json", status=status)
+    [event] = [json.loads(line) for line in events.splitlines()]
+    assert event["task"]["id"] == sent["id"]
+    assert event["task"]["status"]["state"] == sent["status"]["state"]
+
+
+STATES = {"echo": "completed", "broken": "failed"}
+
+
+def test_an_error_about_a_tasks_state_names_it_as_the_cli_prints_it(hub_url: str) -> None:
+    sent = json.loads(ok("send", "--json", hub_url, "done already"))
+    canceled = cli("tasks", "cancel", sent["id"], "--url", hub_url)
+    answered = cli("send", hub_url, "more", "--task-id", sent["id"])
+    assert canceled.returncode == answered.returncode == 1
+    assert canceled.stderr == (
+        f"a2a-hub: agent '{hub_url}': CancelTask failed: task {sent['id']} is completed; "
+        "a terminal task cannot be canceled (code -32002)\n"
+    )
+    assert f"task {sent['id']} is completed and accepts no more messages" in answered.stderr
+    assert "TASK_STATE_" not in answered.stderr
+
+
 @pytest.mark.parametrize(
     ("skill", "status", "state"),
     [
@@ -318,3 +351,45 @@ def test_tasks_get_of_an_unknown_task_exits_1_without_a_traceback(hub_url: str) 
     assert done.returncode == 1
     assert done.stderr.startswith("a2a-hub: ")
     assert "Traceback" not in done.stderr
+
+
+# --- one way to name the hub -------------------------------------------------------------------
+
+
+def test_every_command_that_talks_to_a_hub_takes_its_url_as_url(hub_url: str) -> None:
+    sent = ok("send", "--url", hub_url, "by flag").splitlines()
+    assert sent[1:] == ["  artifact response: by flag"]
+    # The older spelling, the URL before the text, still works, options anywhere.
+    assert ok("send", hub_url, "--stream", "by word").splitlines()[-1] == "[status] completed"
+    task_id = sent[0].split()[1]
+    assert ok("tasks", "get", task_id, "--url", hub_url).splitlines() == sent
+    by_flag = json.loads(ok("status", "--url", hub_url, "--json"))
+    by_word = json.loads(ok("status", hub_url, "--json"))
+    assert by_flag["name"] == by_word["name"]
+    assert ok("agents", "check", "--url", hub_url) == ok("agents", "check", "--hub", hub_url)
+    card = json.loads(ok("card", "--url", hub_url))
+    assert {interface["url"] for interface in card["supportedInterfaces"]} == {hub_url}
+
+
+def test_a_url_given_twice_or_not_at_all_is_a_usage_error() -> None:
+    twice = cli("send", "--url", "http://127.0.0.1:9", "http://127.0.0.1:9", "hi")
+    assert twice.returncode == 2
+    assert twice.stderr.splitlines()[-1] == (
+        "a2a-hub send: error: the URL is given twice (http://127.0.0.1:9 and "
+        "http://127.0.0.1:9); give it once"
+    )
+    missing = cli("send", "hi")
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines()[-1] == (
+        "a2a-hub send: error: send needs the agent's URL: --url URL (or URL before TEXT)"
+    )
+
+
+def test_swarm_help_names_the_strategies_and_the_default_and_card_says_whose_card() -> None:
+    swarm = " ".join(ok("swarm", "--help").split())
+    assert "(default: broadcast, every answer)" in swarm
+    for strategy in ("race", "vote", "best_of", "map", "chain"):
+        assert f" {strategy} " in swarm
+    card = " ".join(ok("card", "--help").split())
+    assert "the agent card the hub would serve with these settings" in card
+    assert "--url URL" in card

@@ -444,17 +444,30 @@ agents:
 """
 
 
-async def test_call_to_an_unknown_partner_exits_1_listing_the_known_names(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["call", "reserch", "hello"], id="call"),
+        pytest.param(["agents", "show", "reserch"], id="agents-show"),
+        pytest.param(["agents", "check", "reserch"], id="agents-check"),
+        pytest.param(["swarm", "hello", "--agent", "reserch"], id="swarm"),
+    ],
+)
+async def test_an_unknown_partner_name_exits_2_listing_the_known_names(
+    tmp_path: Path, command: list[str]
+) -> None:
     agents = write_agents(tmp_path, UNKNOWN)
 
-    done = await a2a_hub("call", "reserch", "hello", "--agents", str(agents), cwd=tmp_path)
+    done = await a2a_hub(*command, "--agents", str(agents), cwd=tmp_path)
 
-    assert done.returncode == 1
+    # Nothing was sent: a usage error, as the README's table of exit statuses says.
+    assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("a2a-hub: ")
     assert "'reserch'" in done.stderr
     # The known names are the enabled ones: the disabled `retired` is not offered.
     assert "(known: research, translate)" in done.stderr
     assert "Traceback" not in done.stderr
+    assert done.stdout == ""
 
 
 async def test_a_broken_agents_yaml_exits_2_naming_the_line_and_suggesting_the_key(
@@ -557,7 +570,7 @@ async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partne
     assert outcomes[0] == outcomes[1]
 
     unknown = await a2a_hub(*args, "--judge", "a2a_nobody", cwd=tmp_path)
-    assert unknown.returncode == 1
+    assert unknown.returncode == 2
     assert "a2a_nobody" in unknown.stderr
 
 
@@ -568,4 +581,28 @@ async def test_agents_show_of_an_unreachable_partner_names_its_url_once(tmp_path
     assert done.returncode == 1
     assert done.stderr == (
         f"a2a-hub: cannot reach {url}; check that the agent is running and that the URL is right\n"
+    )
+
+
+async def test_agents_check_aligns_its_columns_and_names_a_refused_connection_once(
+    tmp_path: Path, echoer: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = echoer
+    with unreachable_url() as down:
+        agents = write_agents(
+            tmp_path,
+            f"version: 1\nagents:\n  - name: a-long-partner-name\n    url: {down}\n"
+            f"  - name: echoer\n    url: {url}\n",
+        )
+        done = await a2a_hub("agents", "check", "--agents", str(agents), cwd=tmp_path)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed, reason, healthy = done.stdout.splitlines()
+    assert failed == "FAIL a-long-partner-name  card       -  breaker closed"
+    assert re.fullmatch(r"ok   echoer               card +\d+ ms  breaker closed  via .*", healthy)
+    assert healthy.index(" breaker ") == failed.index(" breaker "), done.stdout
+    # What was refused, where, once: no transport class names, no address nested in itself.
+    assert reason == (
+        "     agent 'a-long-partner-name': its agent card could not be read (unreachable) "
+        f"[GET {down}/.well-known/agent-card.json: connection refused]"
     )

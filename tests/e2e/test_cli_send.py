@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from hub import SkillContext, skill
+from hub import Part, SkillContext, skill
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.server import create_app
 from hub.store import MemoryTaskStore
@@ -48,6 +48,11 @@ async def count(ctx: SkillContext) -> AsyncIterator[str]:
         yield word
 
 
+@skill(id="report", description="Answers as the swarm skill does: a text and a data part.")
+async def report(ctx: SkillContext) -> None:
+    await ctx.artifact([Part(text="two answers"), Part(data={"answers": ["a", "b"]})], name="swarm")
+
+
 @pytest.fixture
 async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
     recorders: list[RequestRecorder] = []
@@ -61,7 +66,7 @@ async def agent() -> AsyncIterator[tuple[str, RequestRecorder]]:
         app = create_app(
             settings,
             store=MemoryTaskStore(),
-            skills={"inspect": inspect, "forever": forever, "count": count},
+            skills={"inspect": inspect, "forever": forever, "count": count, "report": report},
         )
         recorders.append(RequestRecorder(app))
         return recorders[0]
@@ -205,3 +210,85 @@ async def test_colours_only_on_a_terminal_and_never_with_no_color(
     piped = await ok(*argv, cwd=tmp_path)
     assert "\033[" not in piped
     assert ": completed" in piped
+
+
+STORE_DOWN = "the hub cannot reach its task store right now; retry shortly"
+
+
+def _hub_without_its_store(url: str) -> Any:
+    """An agent that answers every call as a hub whose task store is down: its card, then the
+    hub's own JSON-RPC error (-32603, reason STORE_UNAVAILABLE) for any request."""
+    from hub.errors import StoreUnavailableError
+    from hub.server.errors import jsonrpc_error
+
+    card = {
+        "name": "storeless",
+        "description": "a hub whose store is down",
+        "version": "1",
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [],
+    }
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if scope["method"] == "GET":
+            answer: dict[str, Any] = card
+        else:
+            error = StoreUnavailableError(STORE_DOWN, metadata={"retryAfter": "1"})
+            answer = {"jsonrpc": "2.0", "id": json.loads(body)["id"], "error": jsonrpc_error(error)}
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+
+    return app
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["send"], id="send"),
+        pytest.param(["send", "--stream"], id="send-stream"),
+        pytest.param(["tasks", "get", "t-1", "--url"], id="tasks-get"),
+    ],
+)
+async def test_the_agents_own_message_is_shown_for_its_internal_error(
+    tmp_path: Path, command: list[str]
+) -> None:
+    async with serve_on_loopback(_hub_without_its_store) as url:
+        args = [*command, url] + (["hello"] if command[0] == "send" else [])
+        done = await a2a_hub(*args, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    operation = "GetTask" if command[0] == "tasks" else "SendMessage"
+    if "--stream" in command:
+        operation = "SendStreamingMessage"
+    assert done.stderr == (
+        f"a2a-hub: agent '{url}': {operation} failed: {STORE_DOWN} (code -32603)\n"
+    )
+
+
+async def test_an_artifacts_text_and_its_data_are_printed_on_lines_of_their_own(
+    tmp_path: Path, agent: tuple[str, RequestRecorder]
+) -> None:
+    url, _ = agent
+    lines = (await ok("send", "--skill", "report", url, "hi", cwd=tmp_path)).splitlines()
+    assert lines[1:] == [
+        "  artifact swarm: two answers",
+        '  artifact swarm data: {"answers": ["a", "b"]}',
+    ]

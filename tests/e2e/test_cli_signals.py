@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -30,7 +30,7 @@ from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 
 from .hubproc import ROOT
-from .test_cli_agents import COMMAND, write_agents
+from .test_cli_agents import COMMAND, a2a_hub, write_agents
 
 pytestmark = pytest.mark.anyio
 
@@ -43,6 +43,7 @@ class Partner:
     started: anyio.Event
     folder: Path
     task_id: str = ""
+    go: anyio.Event = field(default_factory=anyio.Event)
 
     def rearm(self) -> None:
         self.started = anyio.Event()
@@ -51,6 +52,13 @@ class Partner:
 @pytest.fixture
 async def partner(tmp_path: Path) -> AsyncIterator[Partner]:
     state = Partner(url="", started=anyio.Event(), folder=tmp_path)
+
+    @skill(id="halfway", description="Writes half its answer, then the rest once let go.")
+    async def halfway(ctx: SkillContext) -> AsyncIterator[str]:
+        yield "Hello, "
+        state.started.set()
+        await state.go.wait()
+        yield "world"
 
     @skill(id="forever", description="Works until it is canceled.")
     async def forever(ctx: SkillContext) -> str:
@@ -63,7 +71,7 @@ async def partner(tmp_path: Path) -> AsyncIterator[Partner]:
         settings = Settings(
             server=ServerSettings(public_url=url), store=StoreSettings(kind="memory")
         )
-        skills = {**load_skills(settings.skills), "forever": forever}
+        skills = {**load_skills(settings.skills), "forever": forever, "halfway": halfway}
         return create_app(settings, store=MemoryTaskStore(), skills=skills)
 
     async with serve_on_loopback(build) as url:
@@ -115,11 +123,53 @@ async def test_ctrl_c_during_a_stream_exits_130_saying_how_to_cancel_or_follow_t
             status, said = await interrupt(process)
     assert status == 130, said
     assert "Traceback" not in said
+    # A partner called by name is reached again by name (with the credentials of agents.yaml,
+    # its address not shown); an agent called by URL, by that URL.
+    where = "--agent first" if command.startswith("call") else f"--url {partner.url}"
     assert said.splitlines() == [
         f"a2a-hub: interrupted; task {task_id} may still run on the agent: cancel it with "
-        f"`a2a-hub tasks cancel {task_id} --url {partner.url}` or follow it with "
-        f"`a2a-hub tasks subscribe {task_id} --url {partner.url}`"
+        f"`a2a-hub tasks cancel {task_id} {where}` or follow it with "
+        f"`a2a-hub tasks subscribe {task_id} {where}`"
     ]
+    # The command the line gives does what it says.
+    with anyio.fail_after(TIMEOUT):
+        canceled = await a2a_hub(*f"tasks cancel {task_id} {where}".split(), cwd=partner.folder)
+    assert canceled.returncode == 0, canceled.stderr
+    assert canceled.stdout.splitlines()[0].endswith(": canceled")
+
+
+async def test_following_a_running_task_prints_the_text_it_produced_before_then_the_rest(
+    partner: Partner,
+) -> None:
+    async with build_http_client() as http:
+        client = await A2AClient.from_url(partner.url, http=http)
+        working = await client.send(
+            user_message("hi"),
+            configuration=SendMessageConfiguration(return_immediately=True),
+            metadata={"skill": "halfway"},
+        )
+    assert isinstance(working, Task)
+    with anyio.fail_after(TIMEOUT):
+        await partner.started.wait()  # "Hello, " is written
+        process = await start(
+            "tasks", "subscribe", working.id, "--agent", "first", cwd=partner.folder
+        )
+        async with process:
+            assert process.stdout is not None
+            assert process.stderr is not None
+            lines = BufferedByteReceiveStream(process.stdout)
+            first = (await lines.receive_until(b"\n", 65536)).decode()
+            partner.go.set()
+            rest = b""
+            async for chunk in process.stdout:
+                rest += chunk
+            said = b""
+            async for chunk in process.stderr:
+                said += chunk
+            status = await process.wait()
+    assert status == 0, said.decode()
+    assert first == f"[task] {working.id} working"
+    assert rest.decode().splitlines() == ["Hello, world", "[status] completed"]
 
 
 WAITS = {

@@ -86,7 +86,12 @@ def test_a_misspelled_flag_is_shown_against_its_own_commands_usage() -> None:
         ),
         (
             ["send", "127.0.0.1:8000", "hi"],
-            "a2a-hub send: error: argument url: '127.0.0.1:8000' has no scheme; "
+            "a2a-hub send: error: argument URL: '127.0.0.1:8000' has no scheme; "
+            "did you mean http://127.0.0.1:8000?",
+        ),
+        (
+            ["send", "--url", "127.0.0.1:8000", "hi"],
+            "a2a-hub send: error: argument --url: '127.0.0.1:8000' has no scheme; "
             "did you mean http://127.0.0.1:8000?",
         ),
         (

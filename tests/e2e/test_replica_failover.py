@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from hub.tasks.child_notes import AFTER_TAKEOVER
 from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED
 from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
 
@@ -131,6 +132,9 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
             )
             assert parent["metadata"]["a2a-hub/children"][0]["taskId"] == child["id"]
             assert parent["metadata"]["a2a-hub/children"][0]["state"] == "TASK_STATE_CANCELED"
+            # Said as it happened: a takeover from a replica that stopped renewing its lease.
+            assert parent["metadata"]["a2a-hub/children"][0]["note"] == AFTER_TAKEOVER.canceled
+            assert "restart" not in AFTER_TAKEOVER.canceled
             on_partner = rpc.get_task(partners["slow"].url, child["id"])
             assert rpc.state(on_partner) == "TASK_STATE_CANCELED"
 

@@ -89,6 +89,15 @@ def test_an_unknown_builtin_is_a_config_error() -> None:
         load_skills([SkillRef(builtin="ech")])
 
 
+def test_an_unknown_builtin_close_to_a_known_one_says_which_was_meant() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_skills([SkillRef(builtin="delegat")])
+    assert str(caught.value) == (
+        "unknown built-in skill 'delegat'; did you mean 'delegate'? "
+        "(known: delegate, echo, federation, swarm)"
+    )
+
+
 @pytest.mark.parametrize(
     "reference",
     [

@@ -97,3 +97,20 @@ def test_docs_describe_every_process_setting() -> None:
     first_cells = re.findall(r"^\| (.+?) \|", table, re.M)
     documented = {key for cell in first_cells for key in re.findall(r"`(\w+)`", cell)}
     assert set(ProcessSkillSettings.model_fields) <= documented
+
+
+def test_the_example_files_own_try_it_lines_are_the_readmes_on_the_same_port() -> None:
+    example = ROOT / "config/examples/process-skills.yaml"
+    tried = [
+        line.removeprefix("#   ")
+        for line in example.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#   a2a-hub ")
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    port = load_settings(example, env={}).server.port
+    serve, *sends = tried
+    assert f".venv/bin/{serve} --port {port}\n" in readme
+    assert sends
+    for command in sends:
+        assert f"--url http://127.0.0.1:{port} " in command
+        assert f".venv/bin/{command.replace('<the task id it printed>', 'TASK_ID')}\n" in readme
