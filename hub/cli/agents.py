@@ -17,6 +17,7 @@ from hub.cli.outcome import FAILED, NEEDS_INPUT, OK, Running, UsageError
 from hub.cli.render import answer_hint, camel_keys, state_label
 from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
+from hub.errors import InvalidParamsError
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
@@ -130,7 +131,8 @@ async def route(args: argparse.Namespace, running: Running) -> int:
 async def swarm(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
-    registry = _registry(args)
+    settings = command_settings(args)
+    registry = registry_for(settings, args.agents)
     items = None
     if args.items is not None:
         items = json_option("--items", args.items)
@@ -170,9 +172,12 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
                 items=items,
                 skill=args.skill,
                 on_branch=show,
+                limits=settings.swarm,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        except InvalidParamsError as exc:
+            raise UsageError(exc.message) from None
     if args.json:
         print(json.dumps(camel_keys(result.to_dict()), indent=2))
     else:

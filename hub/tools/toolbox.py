@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 
+from hub.config import SwarmSettings
 from hub.errors import ConfigError
 from hub.protocol import AgentSkill
 from hub.tasks import TaskManager
@@ -30,6 +31,7 @@ class Toolbox(Mapping[str, Tool]):
         partners: the partner agents.
         skills: the card entries of the local skills offered as tools.
         manager: returns the task manager that runs local skills.
+        swarm: the caps of the swarms the skills start (`ctx.swarm`).
     """
 
     def __init__(
@@ -37,8 +39,11 @@ class Toolbox(Mapping[str, Tool]):
         partners: Partners,
         skills: Mapping[str, AgentSkill] | None = None,
         manager: Callable[[], TaskManager] | None = None,
+        *,
+        swarm: SwarmSettings | None = None,
     ) -> None:
         self.partners = partners
+        self.swarm = swarm or SwarmSettings()
         self._skills: dict[str, SkillTool] = {}
         if skills and manager is not None:
             for card in skills.values():
