@@ -19,6 +19,7 @@ from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.errors import InvalidParamsError
 from hub.protocol import AgentCard
+from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
@@ -208,7 +209,7 @@ def _list(registry: Registry, *, as_json: bool) -> None:
         return
     for entry in entries:
         state = "" if entry.enabled else "  (disabled)"
-        print(f"{entry.name}{state}\n  {entry.url or '(inline card)'}")
+        print(f"{entry.name}{state}\n  {shown_url(entry.url) or '(inline card)'}")
         details = [f"tags: {', '.join(entry.tags) or '-'}", f"weight: {entry.weight:g}"]
         if entry.protocol.version != "auto" or entry.protocol.binding != "auto":
             details.append(f"protocol: {entry.protocol.version} {entry.protocol.binding}")
@@ -248,7 +249,7 @@ def _show(entry: AgentEntry, card: AgentCard) -> None:
     for interface in card.supported_interfaces:
         print(
             f"  interface: {interface.protocol_binding} {interface.protocol_version} "
-            f"{interface.url}"
+            f"{shown_url(interface.url)}"
         )
     streaming = "yes" if card.capabilities.streaming else "no"
     print(f"  streaming: {streaming}")
