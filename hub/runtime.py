@@ -126,7 +126,9 @@ class Hub:
         # With a shared store (replicas), the partners added at run time are the store's.
         self._sync = shared_partners(self._store, self.partners)
         self._local = local
-        self.skills, self.tools = with_tools(local, self.partners, lambda: self.manager)
+        self.skills, self.tools = with_tools(
+            local, self.partners, lambda: self.manager, swarm=settings.swarm
+        )
         self.manager = TaskManager(
             store=self._store,
             executors=self.skills,

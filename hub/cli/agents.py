@@ -21,7 +21,9 @@ from hub.cli.render import answer_hint, camel_keys, state_label
 from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient
+from hub.errors import InvalidParamsError
 from hub.protocol import AgentCard
+from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
@@ -156,7 +158,8 @@ async def route(args: argparse.Namespace, running: Running) -> int:
 async def swarm(args: argparse.Namespace, running: Running) -> int:
     """`a2a-hub swarm TEXT --strategy S`: several partners at once, each branch printed as it
     ends, then the strategy's answer."""
-    registry = _registry(args)
+    settings = command_settings(args)
+    registry = registry_for(settings, args.agents)
     items = None
     if args.items is not None:
         items = json_option("--items", args.items)
@@ -196,9 +199,12 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
                 items=items,
                 skill=args.skill,
                 on_branch=show,
+                limits=settings.swarm,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        except InvalidParamsError as exc:
+            raise UsageError(exc.message) from None
     if args.json:
         print(json.dumps(camel_keys(result.to_dict()), indent=2))
     else:
@@ -229,7 +235,7 @@ def _list(registry: Registry, *, as_json: bool) -> None:
         return
     for entry in entries:
         state = "" if entry.enabled else "  (disabled)"
-        print(f"{entry.name}{state}\n  {entry.url or '(inline card)'}")
+        print(f"{entry.name}{state}\n  {shown_url(entry.url) or '(inline card)'}")
         details = [f"tags: {', '.join(entry.tags) or '-'}", f"weight: {entry.weight:g}"]
         if entry.protocol.version != "auto" or entry.protocol.binding != "auto":
             details.append(f"protocol: {entry.protocol.version} {entry.protocol.binding}")
@@ -269,7 +275,7 @@ def _show(entry: AgentEntry, card: AgentCard) -> None:
     for interface in card.supported_interfaces:
         print(
             f"  interface: {interface.protocol_binding} {interface.protocol_version} "
-            f"{interface.url}"
+            f"{shown_url(interface.url)}"
         )
     streaming = "yes" if card.capabilities.streaming else "no"
     print(f"  streaming: {streaming}")

@@ -24,31 +24,23 @@ import anyio
 import httpx
 from pydantic import ValidationError
 
+from hub.client.http_client import send_request
 from hub.client.http_errors import check_status, fault_of, read_json, translate_http_errors
 from hub.client.retry import RetryPolicy
 from hub.errors import CardFetchError, ClientError
 from hub.protocol import AgentCard
+from hub.protocol.urls import CARD_PATH, card_url, shown_url
 from hub.protocol.v03.translate import card_to_v1
 
 __all__ = ["CARD_PATH", "CardCache", "CardListener", "card_url"]
 
 log = logging.getLogger(__name__)
 
-CARD_PATH = "/.well-known/agent-card.json"
-
 CardListener = Callable[[str, AgentCard], None]
 """Called with (card URL, new card) when a cached card changes."""
 
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|,)\s*(no-cache|no-store)\b", re.IGNORECASE)
-
-
-def card_url(url: str) -> str:
-    """The card URL for a partner URL: a URL ending in `.json` is the card itself, any other
-    is a base URL whose card is at `/.well-known/agent-card.json`."""
-    if url.split("?", 1)[0].endswith(".json"):
-        return url
-    return url.rstrip("/") + CARD_PATH
 
 
 @dataclass(slots=True)
@@ -183,14 +175,14 @@ class CardCache:
                 entry.expires_at = self._expiry(response)
                 entry.stale_until = entry.expires_at + self._grace
                 return entry.card
-            check_status(response, url)
+            check_status(response, shown_url(url))
             card, raw = self._validate(url, response)
         except ClientError as exc:  # an answer that is not A2A included
             now = self._clock()
             if entry is not None and now < entry.stale_until:
                 log.warning(
                     "agent card %s could not be refreshed (%s); serving the cached card",
-                    url,
+                    shown_url(url),
                     exc.for_log(),
                 )
                 entry.expires_at = now + self._retry_stale_after
@@ -199,7 +191,8 @@ class CardCache:
                 raise
             # The fault in a few words: the wrapped message would name the URL a second time.
             raise CardFetchError(
-                f"cannot read the agent card at {url} ({fault_of(exc)})", detail=exc.detail
+                f"cannot read the agent card at {shown_url(url)} ({fault_of(exc)})",
+                detail=exc.detail,
             ) from exc
         expires_at = self._expiry(response)
         self._entries[url] = _Entry(
@@ -223,18 +216,22 @@ class CardCache:
                 headers["If-None-Match"] = entry.etag
             if entry.last_modified:
                 headers["If-Modified-Since"] = entry.last_modified
-        with translate_http_errors(url):
-            return await self._http.get(url, headers=headers, timeout=self._timeout)
+        with translate_http_errors(shown_url(url)):
+            # As every partner call is sent: no redirects, cookies or auth flows, and no
+            # line from httpx's logger, which would show the URL's query (it may hold a key).
+            request = self._http.build_request("GET", url, headers=headers, timeout=self._timeout)
+            return await send_request(self._http, request)
 
     def _validate(self, url: str, response: httpx.Response) -> tuple[AgentCard, bytes]:
-        document = read_json(response, url)
+        where = shown_url(url)
+        document = read_json(response, where)
         if not isinstance(document, dict):
-            raise CardFetchError(f"the agent card at {url} is not a JSON object")
+            raise CardFetchError(f"the agent card at {where} is not a JSON object")
         try:
             card = card_to_v1(document)
         except ValidationError as exc:
             raise CardFetchError(
-                f"the agent card at {url} is not a valid A2A card ({exc.error_count()} problems: "
+                f"the agent card at {where} is not a valid A2A card ({exc.error_count()} problems: "
                 f"{_first_problem(exc)})"
             ) from None
         # Compared canonically, so key order or whitespace changes are not a "new card".
@@ -255,7 +252,7 @@ class CardCache:
                 listener(url, card)
             except Exception:
                 # One broken listener must not keep the others (or the caller) from the card.
-                log.exception("agent card listener failed for %s", url)
+                log.exception("agent card listener failed for %s", shown_url(url))
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -52,6 +52,7 @@ from hub.errors import (
     InvalidAgentResponseError,
     RemoteRpcError,
 )
+from hub.protocol.urls import shown_url
 
 __all__ = [
     "check_status",
@@ -281,7 +282,7 @@ def _media_type(response: httpx.Response) -> str:
 
 
 def _where(request: httpx.Request | None) -> str | None:
-    return f"{request.method} {request.url}" if request is not None else None
+    return f"{request.method} {shown_url(str(request.url))}" if request is not None else None
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -35,6 +35,7 @@ from hub.config.settings import (
     StoreSettings,
     UiSettings,
 )
+from hub.config.swarm import SwarmSettings
 from hub.config.telemetry import MetricsSettings, TelemetrySettings, TraceSettings
 from hub.config.values import parse_duration, parse_size
 
@@ -57,6 +58,7 @@ __all__ = [
     "SkillRef",
     "StoreSettings",
     "StrictModel",
+    "SwarmSettings",
     "TelemetrySettings",
     "TraceSettings",
     "UiSettings",

@@ -9,6 +9,7 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
+from hub.config.swarm import SwarmSettings
 from hub.config.telemetry import TelemetrySettings
 from hub.config.values import parse_duration, parse_size
 
@@ -334,6 +335,7 @@ class Settings(StrictModel):
     push: PushSettings = PushSettings()
     cors: CorsSettings = CorsSettings()
     federation: FederationSettings = FederationSettings()
+    swarm: SwarmSettings = SwarmSettings()
     ui: UiSettings = UiSettings()
     mcp: McpSettings = McpSettings()
     telemetry: TelemetrySettings = TelemetrySettings()

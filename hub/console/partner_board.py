@@ -12,13 +12,13 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
 from hub.client import BreakerSnapshot
 from hub.errors import ClientError, UnknownAgentError
 from hub.protocol import AgentCard, utc_now
+from hub.protocol.urls import shown_url
 from hub.tools import PartnerHealth, Partners
 
 __all__ = ["CardCheck", "PartnerBoard", "PartnerRow", "shown_url"]
@@ -29,20 +29,6 @@ _CHECK_TIMEOUT = 5.0
 
 
 _URL = re.compile(r"https?://[^\s\]\[<>\"']+")
-
-
-def shown_url(url: str | None) -> str:
-    """A URL as the console shows it: no user, password, query or fragment, which may hold
-    secrets."""
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def _shown(found: re.Match[str]) -> str:

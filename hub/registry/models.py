@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from hub.config import StrictModel, parse_duration
-from hub.protocol import AgentCard
+from hub.protocol import AgentCard, urls
 from hub.protocol.v03.translate import card_to_v1
 
 __all__ = [
@@ -35,7 +35,7 @@ __all__ = [
     "same_name_key",
 ]
 
-CARD_PATH = "/.well-known/agent-card.json"
+CARD_PATH = urls.CARD_PATH
 """Where a partner's card is, below its base URL."""
 
 _AGENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,47}")
@@ -278,11 +278,7 @@ class AgentEntry(StrictModel):
     @property
     def card_url(self) -> str | None:
         """Where the partner's card is read from; None when there is no `url`."""
-        if self.url is None:
-            return None
-        if self.url.split("?", 1)[0].endswith(".json"):
-            return self.url
-        return self.url.rstrip("/") + CARD_PATH
+        return None if self.url is None else urls.card_url(self.url)
 
 
 class AgentsFile(StrictModel):

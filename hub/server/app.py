@@ -142,7 +142,7 @@ def create_app(
     partners = partners if partners is not None else Partners(Registry())
     # Replicas share the partners added at run time through their store.
     sync = shared_partners(store, partners)
-    served, toolbox = with_tools(skills, partners, lambda: manager)
+    served, toolbox = with_tools(skills, partners, lambda: manager, swarm=settings.swarm)
     manager = TaskManager(
         store=store,
         executors=served,

@@ -75,7 +75,7 @@ async def dispatch_v03(
         return send_result_to_v03(response).to_json(), None
     if method == "tasks/get":
         query = get_task_params_to_v1(_params(call, v03.TaskQueryParams))
-        task = await service.get_task(query, caller)
+        task = await service.get_task(query, caller, protocol="0.3")
         return task_to_v03(task).to_json(), None
     if method == "tasks/cancel":
         target = cancel_params_to_v1(_params(call, v03.TaskIdParams))

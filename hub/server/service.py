@@ -80,7 +80,9 @@ class A2AService:
         await self._saved(attached)
         return stream
 
-    async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
+    async def get_task(
+        self, request: GetTaskRequest, caller: str, *, protocol: str = "1.0"
+    ) -> Task:
         task = await self.manager.get(
             request.id, history_length=request.history_length, owner=caller
         )

@@ -97,7 +97,7 @@ class SkillContext:
         quorum: int | None = None,
         judge: str | None = None,
         items: Sequence[Any] | None = None,
-        concurrency: int = 8,
+        concurrency: int | None = None,
         branch_deadline: float | None = None,
         deadline: float | None = None,
     ) -> SwarmResult:
@@ -110,7 +110,8 @@ class SkillContext:
             quorum: `vote`: how many must agree (default: a majority).
             judge: `best_of`: the tool that picks (`a2a_<partner>` or `skill_<id>`).
             items: `map`: the items to split across the partners.
-            concurrency: branches running at once.
+            concurrency: branches running at once (default 8, or `swarm.max_concurrency`
+                if lower).
             branch_deadline: seconds per branch; deadline: seconds for the whole swarm.
 
         Returns:
@@ -119,6 +120,8 @@ class SkillContext:
 
         Raises:
             SkillError: no partner matches, or the arguments do not fit the strategy.
+            InvalidParamsError: the swarm is past a cap of `swarm:` in hub.yaml (items,
+                partners, concurrency, deadline); no partner was called.
         """
         text = self.text if message is None else message
         tags = [tag] if isinstance(tag, str) else list(tag)
@@ -141,15 +144,19 @@ class SkillContext:
                 items=items,
                 skill=skill,
                 on_branch=self._report_branch if self._run is not None else None,
+                limits=self.tools.swarm,
             )
         except (ValueError, KeyError) as exc:
             raise SkillError(f"swarm: {exc}") from None
 
     async def _report_branch(self, branch: Branch) -> None:
         outcome = branch.answer if branch.ok else branch.error
+        # Out of the history: a swarm has up to swarm.max_items branches, and the task is
+        # written whole at each change, so a report kept per branch made its cost quadratic.
         await self.progress(
             f"{branch.agent}: {branch.state}" + (f" ({outcome[:200]})" if outcome else ""),
             metadata={"agent": branch.agent, "branch": branch.index, "state": branch.state},
+            history=False,
         )
 
     @property
@@ -211,10 +218,18 @@ class SkillContext:
             )
         return self._run
 
-    async def progress(self, text: str, *, metadata: JsonObject | None = None) -> None:
-        """Report progress: a WORKING status update carrying `text`."""
+    async def progress(
+        self, text: str, *, metadata: JsonObject | None = None, history: bool = True
+    ) -> None:
+        """Report progress: a WORKING status update carrying `text`.
+
+        Args:
+            history: False leaves the report out of the task's history (the task's status
+                and its streams still show it): for a report made once per item of a large
+                batch, which would otherwise make every later write of the task longer.
+        """
         await self._task("report progress on").status(
-            TaskState.WORKING, agent_message(text), metadata=metadata
+            TaskState.WORKING, agent_message(text), metadata=metadata, history=history
         )
 
     async def artifact(

@@ -38,15 +38,13 @@ from hub.registry import AgentEntry
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.skills.delegate import delegate
+from hub.skills.refusal import ERROR_METADATA_KEY, reject
 from hub.tasks.choice import routing_metadata
 from hub.tools import SKILL_PREFIX, tool_name
 
 __all__ = ["DIRECTIVES", "ERROR_METADATA_KEY", "federation"]
 
 DIRECTIVES = ("query_resources", "execute_task", "forward_message", "sync_state", "spawn_agent")
-
-ERROR_METADATA_KEY = "a2a-hub/error"
-"""Where a REJECTED directive's status message carries its error."""
 
 _SPAWN_KEYS = ("name", "url", "tags", "weight", "protocol", "description")
 _MAX_DESCRIPTION = 500
@@ -112,7 +110,7 @@ async def _spawn(ctx: SkillContext) -> list[Part] | None:
         origin = f"spawn_agent by {caller or 'anonymous caller'}"
         card = await ctx.agents.add(entry, origin=origin, description=description)
     except ProtocolError as error:
-        await _reject(ctx, f"spawn_agent refused: {error.message}", error)
+        await reject(ctx, f"spawn_agent refused: {error.message}", error)
         return None
     added = {"name": entry.name, "url": entry.url, "tags": list(entry.tags), "origin": origin}
     return [_data({"added": added, "card": {"name": card.name, "skills": _card_skills(card)}})]
@@ -173,7 +171,7 @@ async def _learn(ctx: SkillContext, peer: str) -> list[Part] | None:
     try:
         _check_permission(ctx, "learn", _caller())
     except ProtocolError as error:
-        await _reject(ctx, f"sync_state refused: {error.message}", error)
+        await reject(ctx, f"sync_state refused: {error.message}", error)
         return None
     partners = ctx.agents
     client = await partners.client(peer)  # an unknown peer fails the task, naming the known
@@ -263,15 +261,6 @@ def _check_permission(ctx: SkillContext, permission: FederationPermission, calle
     refusal = ctx.agents.federation.refusal(permission, caller)
     if refusal is not None:
         raise refusal
-
-
-async def _reject(ctx: SkillContext, message: str, error: ProtocolError) -> None:
-    info: JsonObject = {"code": error.code, "status": error.rpc_status, "reason": error.reason}
-    if error.violations:
-        info["fieldViolations"] = [
-            {"field": field, "description": description} for field, description in error.violations
-        ]
-    await ctx.finish(TaskState.REJECTED, message, metadata={ERROR_METADATA_KEY: info})
 
 
 def _card_skills(card: AgentCard) -> list[str]:

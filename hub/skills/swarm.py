@@ -6,9 +6,12 @@ broadcast):
 `tags`, `agentSkill`, `limit`, `quorum`, `judge` (a tool name), `items` (for `map`; a list
 sent as a data part works too), `concurrency`, `branchDeadline` and `deadline` (seconds).
 
-Each branch's end is reported as a progress update naming the partner; the result is one
-artifact `swarm` holding the answer as text and every branch as data. The task fails when
-the strategy reaches no answer, with the reason (the artifact still shows every branch).
+Each branch's end is reported as a progress update naming the partner (streamed and shown
+in the task's status, not kept in its history); the result is one artifact `swarm` holding
+the answer as text and every branch as data. The task fails when the strategy reaches no
+answer, with the reason (the artifact still shows every branch). A swarm past a cap of
+`swarm:` in hub.yaml ends REJECTED before any partner is called, its status message naming
+the cap and carrying the -32602 error under `metadata["a2a-hub/error"]`.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from typing import Any, cast
 
 from pydantic import Field
 
+from hub.errors import InvalidParamsError
 from hub.protocol import JsonObject, Part
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
+from hub.skills.refusal import reject
 from hub.swarm import Strategy
 from hub.tasks.choice import routing_metadata
 from hub.tools import ToolArguments
@@ -101,20 +106,25 @@ async def swarm(ctx: SkillContext) -> list[Part]:
     )
     strategy = meta.get("strategy", "broadcast")
     judge, agent_skill = meta.get("judge"), meta.get("agentSkill")
-    result = await ctx.swarm(
-        # run_swarm refuses a name outside STRATEGIES, with the list: the cast checks nothing.
-        strategy=cast(Strategy, strategy) if isinstance(strategy, str) else "broadcast",
-        agents=_names(meta.get("agents")) or None,
-        tag=_names(meta.get("tags")) or _names(meta.get("tag")),
-        skill=agent_skill if isinstance(agent_skill, str) else None,
-        limit=int(limit) if limit else None,
-        quorum=int(quorum) if quorum else None,
-        judge=judge if isinstance(judge, str) else None,
-        items=items if isinstance(items, list) else None,
-        concurrency=int(concurrency) if concurrency else 8,
-        branch_deadline=_number(meta.get("branchDeadline")),
-        deadline=_number(meta.get("deadline")),
-    )
+    try:
+        result = await ctx.swarm(
+            # run_swarm refuses a name outside STRATEGIES, with the list: the cast checks
+            # nothing.
+            strategy=cast(Strategy, strategy) if isinstance(strategy, str) else "broadcast",
+            agents=_names(meta.get("agents")) or None,
+            tag=_names(meta.get("tags")) or _names(meta.get("tag")),
+            skill=agent_skill if isinstance(agent_skill, str) else None,
+            limit=int(limit) if limit else None,
+            quorum=int(quorum) if quorum else None,
+            judge=judge if isinstance(judge, str) else None,
+            items=items if isinstance(items, list) else None,
+            concurrency=int(concurrency) if concurrency else None,
+            branch_deadline=_number(meta.get("branchDeadline")),
+            deadline=_number(meta.get("deadline")),
+        )
+    except InvalidParamsError as error:
+        await reject(ctx, f"swarm refused: {error.message}", error)
+        return []
     # The branches are reported whether or not the strategy reached an answer.
     await ctx.artifact(
         [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from hub.config import SwarmSettings
 from hub.skills.api import LocalSkill, Skill
 from hub.tasks import TaskManager
 from hub.tools import Partners, Toolbox
@@ -12,7 +13,11 @@ __all__ = ["with_tools"]
 
 
 def with_tools(
-    skills: Mapping[str, LocalSkill], partners: Partners, manager: Callable[[], TaskManager]
+    skills: Mapping[str, LocalSkill],
+    partners: Partners,
+    manager: Callable[[], TaskManager],
+    *,
+    swarm: SwarmSettings | None = None,
 ) -> tuple[dict[str, LocalSkill], Toolbox]:
     """The skills, each decorated skill bound to one toolbox, and that toolbox.
 
@@ -20,12 +25,14 @@ def with_tools(
         skills: the local skills by id.
         partners: the partner agents the skills may call.
         manager: returns the task manager that runs the skills (for skill tools).
+        swarm: the caps of the skills' swarms (`swarm:` in hub.yaml).
     """
     toolbox = Toolbox(
         partners,
         {sid: skill.card for sid, skill in skills.items()},
         manager,
         {sid: skill.arguments for sid, skill in skills.items() if isinstance(skill, Skill)},
+        swarm=swarm,
     )
     bound: dict[str, LocalSkill] = {
         sid: skill.with_tools(toolbox) if isinstance(skill, Skill) else skill

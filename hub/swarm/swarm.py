@@ -14,7 +14,9 @@
   the last one.
 
 Each branch (one call to one partner) has its own deadline (`branch_deadline`), the whole
-swarm an overall one (`deadline`), and at most `concurrency` branches run at once. A failed
+swarm an overall one (`deadline`, by default `swarm.deadline`), and at most `concurrency`
+branches run at once. A swarm past the caps of `swarm:` in hub.yaml (items, partners,
+branches at once, deadline) is refused before any partner is called. A failed
 branch is reported, not raised: the swarm fails only when its strategy cannot give an answer
 (no branch completed, no quorum, a chain link broke, an item of a map failed).
 """
@@ -32,8 +34,10 @@ from typing import Any
 
 import anyio
 
+from hub.config import SwarmSettings
 from hub.errors import ClientError, HubError, ProtocolError
 from hub.protocol import TaskState
+from hub.swarm.limits import check_limits
 from hub.swarm.strategy import STRATEGIES, Strategy
 from hub.tasks.ledger import watching_children
 from hub.telemetry import current_telemetry, span
@@ -44,6 +48,8 @@ __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
 
 log = logging.getLogger("hub.swarm")
 
+_CONCURRENCY = 8
+"""Branches at once of a swarm that sets no `concurrency`."""
 _END_PUNCTUATION = re.compile(r"[\s.!?;:,'\"]+$")
 _NUMBER = re.compile(r"\d+")
 
@@ -111,7 +117,7 @@ async def run_swarm(
     *,
     strategy: str,
     agents: Sequence[str],
-    concurrency: int = 8,
+    concurrency: int | None = None,
     branch_deadline: float | None = None,
     deadline: float | None = None,
     quorum: int | None = None,
@@ -119,6 +125,7 @@ async def run_swarm(
     items: Sequence[Any] | None = None,
     skill: str | None = None,
     on_branch: Callable[[Branch], Awaitable[None]] | None = None,
+    limits: SwarmSettings | None = None,
 ) -> SwarmResult:
     """Run `message` across `agents` with `strategy` (see the module docstring).
 
@@ -127,23 +134,37 @@ async def run_swarm(
         message: the request's text.
         strategy: one of `STRATEGIES`.
         agents: the partners to use, in order (the chain's order; map's round robin).
-        concurrency: branches running at once.
+        concurrency: branches running at once (None: 8, or `limits.max_concurrency` if lower).
         branch_deadline: seconds one branch may take (None: the partner's own limits).
-        deadline: seconds the whole swarm may take.
+        deadline: seconds the whole swarm may take (None: `limits.deadline`).
         quorum: `vote`: how many must agree (default: a majority of the branches).
         judge: `best_of`: the tool that picks the best answer.
         items: `map`: the items to split across the partners.
         skill: the partners' skill to ask for.
         on_branch: awaited with each branch as it ends (for progress reports).
+        limits: the caps the swarm is held to (None: the defaults of `SwarmSettings`).
 
     Raises:
         ValueError: an unknown strategy, no agents, `map` without items, `best_of` without
             a judge.
+        InvalidParamsError: the swarm is past one of `limits` (nothing was called).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     if not agents:
         raise ValueError("a swarm needs at least one partner")
+    if strategy == "map" and items is None:
+        raise ValueError("the map strategy needs items")
+    limits = limits or SwarmSettings()
+    if concurrency is None:
+        concurrency = min(_CONCURRENCY, limits.max_concurrency)
+    deadline = check_limits(
+        limits,
+        agents=agents,
+        items=items if strategy == "map" else None,
+        concurrency=concurrency,
+        deadline=deadline,
+    )
     runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch)
     attributes: dict[str, str | int] = {
         "a2a_hub.swarm.strategy": strategy,
@@ -153,8 +174,7 @@ async def run_swarm(
         if strategy == "chain":
             result = await _chain(runner, message, agents)
         elif strategy == "map":
-            if items is None:
-                raise ValueError("the map strategy needs items")
+            assert items is not None
             result = await _map(runner, message, agents, items)
         else:
             if strategy == "best_of" and judge is None:

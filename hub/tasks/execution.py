@@ -149,8 +149,9 @@ class Execution:
         message: Message | None = None,
         *,
         metadata: JsonObject | None = None,
+        history: bool = True,
     ) -> None:
-        self._apply(live, live.apply_status(state, message, metadata))
+        self._apply(live, live.apply_status(state, message, metadata, history=history))
 
     async def change_artifact(
         self,

@@ -138,9 +138,15 @@ class LiveTask:
             self.settled.set()
 
     def apply_status(
-        self, state: TaskState, message: Message | None = None, metadata: JsonObject | None = None
+        self,
+        state: TaskState,
+        message: Message | None = None,
+        metadata: JsonObject | None = None,
+        *,
+        history: bool = True,
     ) -> Update:
-        """Move the task to `state` (checked), recording an agent status message in history.
+        """Move the task to `state` (checked), recording an agent status message in history
+        (unless `history` is False: the status alone carries it then).
 
         Raises:
             InvalidTransitionError: the state machine forbids the change.
@@ -148,6 +154,7 @@ class LiveTask:
         check_transition(self.state, state)
         if message is not None:
             message = self._own(message)
+        if message is not None and history:
             if self.task.history is None:
                 self.task.history = []
             self.task.history.append(message)

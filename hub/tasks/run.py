@@ -128,12 +128,16 @@ class TaskRun:
         message: Message | None = None,
         *,
         metadata: JsonObject | None = None,
+        history: bool = True,
     ) -> None:
-        """Set the task's state (WORKING for progress, or a terminal state to end it)."""
+        """Set the task's state (WORKING for progress, or a terminal state to end it);
+        `history=False` keeps `message` out of the task's history (its status shows it)."""
         if self.replaying and not state.is_terminal:
             return
         live = self._task()
-        await self._execution.change_status(live, state, message, metadata=metadata)
+        await self._execution.change_status(
+            live, state, message, metadata=metadata, history=history
+        )
 
     async def artifact(
         self,

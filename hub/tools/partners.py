@@ -46,6 +46,7 @@ from hub.client import (
 from hub.errors import CardFetchError, ClientError, ConfigError, ProtocolError, UnknownAgentError
 from hub.protocol import AgentCard
 from hub.protocol.trace import current_scope
+from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
 from hub.telemetry.outgoing import card_read_failed
 from hub.tools.conversations import Conversations
@@ -358,7 +359,9 @@ class Partners(Mapping[str, RemoteAgentTool]):
             await self.refresh(name)
             client = await self.client(name)
             chosen = client.interface
-            interface = f"{chosen.protocol_binding} {client.protocol_version} {chosen.url}"
+            interface = (
+                f"{chosen.protocol_binding} {client.protocol_version} {shown_url(chosen.url)}"
+            )
         except ClientError as exc:
             error = exc.for_log()  # for the operator: where the partner is and what it said
         card_ms = (time.perf_counter() - started) * 1000

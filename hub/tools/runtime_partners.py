@@ -39,6 +39,7 @@ from hub.errors import (
     UnsafeUrlError,
 )
 from hub.protocol import AgentCard
+from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, same_name_key
 
 __all__ = ["FederationPolicy", "RuntimePartner", "RuntimePartners"]
@@ -248,7 +249,8 @@ class RuntimePartners:
         except UnsafeUrlError as exc:
             problem = exc.violations[0][1] if exc.violations else str(exc)
             raise UnsafeUrlError(
-                f"agent '{entry.name}': its card's interface {interface.url} is refused: {problem}",
+                f"agent '{entry.name}': its card's interface {shown_url(interface.url)} is "
+                f"refused: {problem}",
                 violations=[("card.supportedInterfaces", problem)],
             ) from None
         return card
@@ -267,7 +269,9 @@ class RuntimePartners:
         self.check_free(entry.name, registry, scope)
         runtime = RuntimePartner(entry=entry, origin=origin, description=description)
         self._partners[entry.name] = runtime
-        log.info("partner '%s' added at run time (%s): %s", entry.name, origin, entry.url)
+        log.info(
+            "partner '%s' added at run time (%s): %s", entry.name, origin, shown_url(entry.url)
+        )
         return runtime
 
     def pop(self, name: str) -> RuntimePartner | None:

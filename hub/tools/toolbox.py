@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 
+from hub.config import SwarmSettings
 from hub.errors import ConfigError
 from hub.protocol import AgentSkill
 from hub.tasks import TaskManager
@@ -33,6 +34,7 @@ class Toolbox(Mapping[str, Tool]):
         manager: returns the task manager that runs local skills.
         arguments: what a local skill takes as a tool, by skill id, when it takes more than
             the common arguments (`ToolArguments`).
+        swarm: the caps of the swarms the skills start (`ctx.swarm`).
     """
 
     def __init__(
@@ -41,8 +43,11 @@ class Toolbox(Mapping[str, Tool]):
         skills: Mapping[str, AgentSkill] | None = None,
         manager: Callable[[], TaskManager] | None = None,
         arguments: Mapping[str, type[ToolArguments]] | None = None,
+        *,
+        swarm: SwarmSettings | None = None,
     ) -> None:
         self.partners = partners
+        self.swarm = swarm or SwarmSettings()
         self._skills: dict[str, SkillTool] = {}
         if skills and manager is not None:
             for card in skills.values():

@@ -40,7 +40,11 @@ from hub.server.gateway.stream import PartnerStreams
 from hub.tasks import TaskStream
 from hub.tools import Partners
 
-__all__ = ["PartnerService"]
+__all__ = ["WHOLE_HISTORY", "PartnerService"]
+
+WHOLE_HISTORY = 2**31 - 1
+"""The `historyLength` a 1.0 caller's GetTask carries to a 0.3 partner when the caller left it
+unset: the largest the protocol's int32 holds, so the partner sends its whole history."""
 
 
 class PartnerService:
@@ -113,11 +117,18 @@ class PartnerService:
             known_task=bool(request.message.task_id),
         )
 
-    async def get_task(self, request: GetTaskRequest, caller: str) -> Task:
+    async def get_task(
+        self, request: GetTaskRequest, caller: str, *, protocol: str = "1.0"
+    ) -> Task:
         with partner_errors(self.agent_name):
             client = await self._client()
             await self._owners.check(self.agent_name, request.id, caller)
-            return await client.get_task(request.id, history_length=request.history_length)
+            history_length = request.history_length
+            if history_length is None and protocol == "1.0" and client.protocol_version == "0.3":
+                # Unset means the server's default in 1.0, the whole history here; a 0.3
+                # partner may send none without it (@a2a-js/sdk 0.3.13 does), so ask for all.
+                history_length = WHOLE_HISTORY
+            return await client.get_task(request.id, history_length=history_length)
 
     async def list_tasks(self, request: ListTasksRequest, caller: str) -> ListTasksResponse:
         with partner_errors(self.agent_name):
