@@ -1,5 +1,6 @@
 """`delegate` relays a partner's artifact chunks as the partner sent them: `append` and
-`lastChunk` unchanged on the hub's stream, and the artifact assembled in the hub's task."""
+`lastChunk` unchanged on the hub's stream, and the artifact assembled in the hub's task, its
+text chunks joined into one text part."""
 
 from __future__ import annotations
 
@@ -112,7 +113,7 @@ async def test_artifact_chunks_are_relayed_with_the_partners_append_and_last_chu
         Artifact(
             artifact_id="chunker-doc",
             name="doc",
-            parts=[Part(text=text) for text, _, _ in CHUNKS],
+            parts=[Part(text="".join(text for text, _, _ in CHUNKS))],
             metadata={"agent": "chunker"},
         )
     ]
