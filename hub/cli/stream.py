@@ -10,7 +10,7 @@ from typing import Literal
 
 from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.cli.render import TERMINAL_OR_WAITING, answer_hint, describe_event
-from hub.protocol import StreamResponse, TaskState
+from hub.protocol import StreamResponse, TaskState, parts_text
 
 __all__ = ["StreamStyle", "print_events", "stream_style"]
 
@@ -32,6 +32,8 @@ class _TextOut:
     def __init__(self) -> None:
         self.mid_line = False
         self.artifact: str | None = None
+        self.shown = ""
+        """The text of `artifact` written so far."""
 
     def line(self, text: str) -> None:
         if self.mid_line:
@@ -45,14 +47,24 @@ class _TextOut:
             self.artifact = None
             self.line(describe_event(event))
             return
-        text = "".join(part.text for part in update.artifact.parts if part.text is not None)
-        continues = update.append and update.artifact.artifact_id == self.artifact
-        if not continues and self.mid_line:
-            sys.stdout.write("\n")
+        text = parts_text(update.artifact.parts)
+        same = update.artifact.artifact_id == self.artifact
+        if same and update.append:
+            new, self.shown = text, self.shown + text
+        elif same and text.startswith(self.shown):
+            # The artifact sent again whole (a last chunk that repeats the text, a resumed
+            # stream's snapshot): only what it adds is new.
+            new, self.shown = text[len(self.shown) :], text
+        else:
+            if self.mid_line:
+                sys.stdout.write("\n")
+                self.mid_line = False
+            new, self.shown = text, text
         self.artifact = update.artifact.artifact_id
-        sys.stdout.write(text)
+        sys.stdout.write(new)
         sys.stdout.flush()
-        self.mid_line = not text.endswith("\n") and bool(text or continues)
+        if new:
+            self.mid_line = not new.endswith("\n")
 
 
 async def print_events(
