@@ -4,8 +4,10 @@ A partner's stream can end before the task reaches a terminal or interrupted sta
 connection, a proxy timing out, a clean close without a final event). The task goes on at
 the partner, so the stream is reopened with SubscribeToTask, with back-off. The first event of
 a subscription is the task snapshot: compared with what the caller has already seen, it
-yields the status change and artifact parts the cut swallowed. Events seen before are
-dropped, so the caller reads one uninterrupted sequence.
+yields the status change and artifact parts the cut swallowed (the text a joined text part
+has more counts as its own chunk). Events seen before are dropped, so the caller reads one
+uninterrupted sequence; an appended chunk is never taken for a repeat, as a model's tokens
+repeat (two line breaks, "the").
 """
 
 from __future__ import annotations
