@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from hub.protocol import Message, StreamResponse, Task, TaskState, state_name
+from hub.protocol import Message, StreamResponse, Task, TaskState, parts_text, state_name
 
 __all__ = [
     "TERMINAL_OR_WAITING",
@@ -63,7 +63,7 @@ def describe(result: Task | Message) -> str:
     if result.status.message is not None:
         lines.append(f"  status: {result.status.message.text()}")
     for artifact in result.artifacts or []:
-        texts = [part.text for part in artifact.parts if part.text is not None]
+        texts = [text] if (text := parts_text(artifact.parts)) else []
         data = [json.dumps(part.data) for part in artifact.parts if part.data is not None]
         name = artifact.name or artifact.artifact_id
         # Data on a line of its own, as `call` prints it: a swarm's answer is its text, and
@@ -85,8 +85,7 @@ def describe_event(event: StreamResponse) -> str:
         return f"[status] {state_label(status.state)}{text}"
     assert event.artifact_update is not None
     artifact = event.artifact_update.artifact
-    texts = " ".join(part.text for part in artifact.parts if part.text is not None)
-    return f"[artifact] {artifact.name or artifact.artifact_id}: {texts}"
+    return f"[artifact] {artifact.name or artifact.artifact_id}: {parts_text(artifact.parts)}"
 
 
 _OPAQUE = frozenset({"data", "item", "items", "answer", "answers", "metadata"})

@@ -10,7 +10,7 @@ from typing import Literal
 
 from hub.cli.outcome import NEEDS_INPUT, Running, status_of
 from hub.cli.render import TERMINAL_OR_WAITING, answer_hint, describe_event
-from hub.protocol import Artifact, StreamResponse, TaskState
+from hub.protocol import Artifact, StreamResponse, TaskState, parts_text
 
 __all__ = ["StreamStyle", "print_events", "stream_style"]
 
@@ -32,6 +32,8 @@ class _TextOut:
     def __init__(self) -> None:
         self.mid_line = False
         self.artifact: str | None = None
+        self.shown = ""
+        """The text of `artifact` written so far."""
 
     def line(self, text: str) -> None:
         if self.mid_line:
@@ -48,19 +50,29 @@ class _TextOut:
             # so far, which later chunks continue.
             produced = (event.task.artifacts if event.task is not None else None) or []
             for artifact in produced:
-                self.write(artifact, continues=False)
+                self.write(artifact, append=False)
             return
-        continues = update.append and update.artifact.artifact_id == self.artifact
-        self.write(update.artifact, continues=bool(continues))
+        self.write(update.artifact, append=bool(update.append))
 
-    def write(self, artifact: Artifact, *, continues: bool) -> None:
-        text = "".join(part.text for part in artifact.parts if part.text is not None)
-        if not continues and self.mid_line:
-            sys.stdout.write("\n")
+    def write(self, artifact: Artifact, *, append: bool) -> None:
+        text = parts_text(artifact.parts)
+        same = artifact.artifact_id == self.artifact
+        if same and append:
+            new, self.shown = text, self.shown + text
+        elif same and text.startswith(self.shown):
+            # The artifact sent again whole (a last chunk that repeats the text, a resumed
+            # stream's snapshot): only what it adds is new.
+            new, self.shown = text[len(self.shown) :], text
+        else:
+            if self.mid_line:
+                sys.stdout.write("\n")
+                self.mid_line = False
+            new, self.shown = text, text
         self.artifact = artifact.artifact_id
-        sys.stdout.write(text)
+        sys.stdout.write(new)
         sys.stdout.flush()
-        self.mid_line = not text.endswith("\n") and bool(text or continues)
+        if new:
+            self.mid_line = not new.endswith("\n")
 
 
 async def print_events(

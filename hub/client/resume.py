@@ -4,8 +4,10 @@ A partner's stream can end before the task reaches a terminal or interrupted sta
 connection, a proxy timing out, a clean close without a final event). The task goes on at
 the partner, so the stream is reopened with SubscribeToTask, with back-off. The first event of
 a subscription is the task snapshot: compared with what the caller has already seen, it
-yields the status change and artifact parts the cut swallowed. Events seen before are
-dropped, so the caller reads one uninterrupted sequence.
+yields the status change and artifact parts the cut swallowed (the text a joined text part
+has more counts as its own chunk). Events seen before are dropped, so the caller reads one
+uninterrupted sequence; an appended chunk is never taken for a repeat, as a model's tokens
+repeat (two line breaks, "the").
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from hub.errors import (
 )
 from hub.protocol import (
     Artifact,
+    Part,
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    append_parts,
+    continues_text,
+    joined_parts,
 )
 
 __all__ = ["ResumePolicy", "resumable_stream"]
@@ -70,34 +76,43 @@ class _Progress:
     status_message_id: str | None = None
     """The id of the last status message seen: a task found still waiting after a cut may
     be waiting on a new question."""
+    given: bool = False
+    """Some event has been given."""
     seen: set[bytes] = field(default_factory=set)
-    parts: dict[str, list[bytes]] = field(default_factory=dict)
+    """Events given already (appended chunks aside: a chunk repeated is more text)."""
+    parts: dict[str, list[Part]] = field(default_factory=dict)
+    """Each artifact's parts as given, text chunks joined as the partner keeps them."""
 
     def admit(self, event: StreamResponse) -> bool:
         """Record `event`; False when the caller has had it already."""
-        key = event.to_json()
-        if key in self.seen:
-            return False
-        self.seen.add(key)
+        chunk = event.artifact_update
+        # A resumed stream starts from a snapshot, which `reconcile` compares with the parts
+        # given; the chunks after it are new even when their text repeats ("\n", "the").
+        if chunk is None or not chunk.append:
+            key = event.to_json()
+            if key in self.seen:
+                return False
+            self.seen.add(key)
+        self.given = True
         if event.task is not None:
             task = event.task
             self.task_id, self.context_id, self.state = task.id, task.context_id, task.status.state
             self.status_message_id = _message_id(task.status)
             for artifact in task.artifacts or []:
-                self.parts[artifact.artifact_id] = [part.to_json() for part in artifact.parts]
+                self.parts[artifact.artifact_id] = list(artifact.parts)
         elif event.status_update is not None:
             update = event.status_update
             self.task_id, self.context_id = update.task_id, update.context_id
             self.state = update.status.state
             self.status_message_id = _message_id(update.status)
-        elif event.artifact_update is not None:
-            chunk = event.artifact_update
+        elif chunk is not None:
             self.task_id, self.context_id = chunk.task_id, chunk.context_id
-            parts = [part.to_json() for part in chunk.artifact.parts]
+            artifact_id = chunk.artifact.artifact_id
             if chunk.append:
-                self.parts.setdefault(chunk.artifact.artifact_id, []).extend(parts)
+                have = self.parts.get(artifact_id, [])
+                self.parts[artifact_id] = append_parts(have, chunk.artifact.parts)
             else:
-                self.parts[chunk.artifact.artifact_id] = parts
+                self.parts[artifact_id] = list(chunk.artifact.parts)
         elif event.message is not None and event.message.task_id:
             self.task_id = event.message.task_id
         return True
@@ -109,16 +124,14 @@ class _Progress:
         missing: list[StreamResponse] = []
         for artifact in snapshot.artifacts or []:
             have = self.parts.get(artifact.artifact_id)
-            now = [part.to_json() for part in artifact.parts]
-            if have == now:
+            rest = _rest(joined_parts(have), joined_parts(artifact.parts)) if have else None
+            if rest == []:
                 continue
-            append = have is not None and now[: len(have)] == have
-            parts = artifact.parts[len(have) :] if append and have is not None else artifact.parts
             chunk = Artifact(
                 artifact_id=artifact.artifact_id,
                 name=artifact.name,
                 description=artifact.description,
-                parts=parts,
+                parts=rest or artifact.parts,
                 metadata=artifact.metadata,
                 extensions=artifact.extensions,
             )
@@ -128,7 +141,7 @@ class _Progress:
                         task_id=snapshot.id,
                         context_id=context_id,
                         artifact=chunk,
-                        append=append,
+                        append=rest is not None,
                         last_chunk=final,
                     )
                 )
@@ -143,6 +156,22 @@ class _Progress:
                 )
             )
         return missing
+
+
+def _rest(have: list[Part], now: list[Part]) -> list[Part] | None:
+    """The parts that, appended, take `have` to `now`: [] when they are the same, None when
+    `now` does not begin with `have`. Both are read with their text runs joined, so a text
+    part given in chunks and kept whole (or the other way round) compares by its text."""
+    if not have or len(now) < len(have) or now[: len(have) - 1] != have[:-1]:
+        return None
+    last, there = have[-1], now[len(have) - 1]
+    rest = now[len(have) :]
+    if there == last:
+        return rest
+    if continues_text(last, there) and (there.text or "").startswith(last.text or ""):
+        more = (there.text or "")[len(last.text or "") :]
+        return [there.model_copy(update={"text": more}), *rest]
+    return None
 
 
 def _message_id(status: TaskStatus) -> str | None:
@@ -187,7 +216,7 @@ async def resumable_stream(
             async with stream as events:
                 async for event in events:
                     # A snapshot before anything was seen is the stream's own first event.
-                    if resuming and event.task is not None and progress.seen:
+                    if resuming and event.task is not None and progress.given:
                         batch = progress.reconcile(event.task)
                     else:
                         batch = [event]

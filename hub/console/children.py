@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hub.console.task_view import state_label
-from hub.protocol import Task
+from hub.protocol import Task, parts_text
 from hub.store import ChildRecord
 
 __all__ = ["ChildView", "DelegationView", "delegation_view"]
@@ -57,9 +57,8 @@ def _answers_by_agent(task: Task) -> dict[str, str]:
     for artifact in task.artifacts or []:
         agent = (artifact.metadata or {}).get("agent")
         if isinstance(agent, str):
-            texts = [part.text for part in artifact.parts if part.text is not None]
-            answers.setdefault(agent, []).extend(texts)
-    return {agent: "".join(texts) for agent, texts in answers.items()}
+            answers.setdefault(agent, []).append(parts_text(artifact.parts))
+    return {agent: "\n".join(text for text in texts if text) for agent, texts in answers.items()}
 
 
 def _text(value: object) -> str:

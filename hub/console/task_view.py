@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from hub.protocol import Message, Part, Task, TaskState
+from hub.protocol import Message, Part, Task, TaskState, part_runs
 
 if TYPE_CHECKING:
     from hub.console.children import DelegationView
@@ -135,9 +135,10 @@ def task_view(task: Task, *, base: str, delegation: DelegationView | None) -> Ta
             ArtifactView(
                 name=artifact.name or artifact.artifact_id,
                 description=artifact.description or "",
+                # A text streamed in chunks shows as one text; a file keeps its number.
                 parts=[
                     _part(part, f"{base}/files/artifacts/{index}/{number}")
-                    for number, part in enumerate(artifact.parts)
+                    for number, part in part_runs(artifact.parts)
                 ],
                 metadata=pretty_json(artifact.metadata) if artifact.metadata else "",
             )

@@ -37,6 +37,7 @@ from hub.protocol import (
     SendMessageRequest,
     StreamResponse,
     Task,
+    joined_parts,
     user_message,
 )
 from hub.tasks import TaskStream
@@ -72,7 +73,7 @@ def _progress_note(event: StreamResponse) -> str | None:
         return text or None
     if event.artifact_update is not None:
         artifact = event.artifact_update.artifact
-        text = " ".join(part_text(part) for part in artifact.parts)
+        text = " ".join(part_text(part) for part in joined_parts(artifact.parts))
         return f"{artifact.name or 'artifact'}: {text}"
     return None
 

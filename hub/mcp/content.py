@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import mcp_types as mcp
 
-from hub.protocol import Message, Part, Task
+from hub.protocol import Message, Part, Task, joined_parts
 from hub.tools.result import ToolResult
 
 __all__ = ["call_result", "error_result", "part_text"]
@@ -43,7 +43,8 @@ def _content(part: Part, where: str) -> mcp.ContentBlock:
 def _parts(reply: Task | Message) -> Iterable[Part]:
     if isinstance(reply, Message):
         return reply.parts
-    return (part for artifact in reply.artifacts or [] for part in artifact.parts)
+    # A text streamed in chunks is one text content, however its artifact keeps it.
+    return (part for artifact in reply.artifacts or [] for part in joined_parts(artifact.parts))
 
 
 def error_result(message: str) -> mcp.CallToolResult:

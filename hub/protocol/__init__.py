@@ -3,6 +3,14 @@
 Nothing in this package performs I/O or imports an HTTP library.
 """
 
+from hub.protocol.artifact_text import (
+    append_chunk,
+    append_parts,
+    continues_text,
+    joined_parts,
+    part_runs,
+    parts_text,
+)
 from hub.protocol.base import JsonObject, Timestamp, WireModel, format_timestamp, new_id, utc_now
 from hub.protocol.card import (
     AgentCapabilities,
@@ -107,8 +115,14 @@ __all__ = [
     "Timestamp",
     "WireModel",
     "agent_message",
+    "append_chunk",
+    "append_parts",
+    "continues_text",
     "format_timestamp",
+    "joined_parts",
     "new_id",
+    "part_runs",
+    "parts_text",
     "state_name",
     "user_message",
     "utc_now",

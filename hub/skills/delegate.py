@@ -21,7 +21,7 @@ from pydantic import Field
 
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
-from hub.protocol import JsonObject, StreamResponse, Task, TaskState, state_name
+from hub.protocol import JsonObject, StreamResponse, Task, TaskState, joined_parts, state_name
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
@@ -208,7 +208,10 @@ class _Relay:
                 self._repeat = task
                 return
             for artifact in task.artifacts or []:
-                await self._artifact(artifact.parts, artifact.name, artifact.artifact_id)
+                # A partner may keep a text it streamed one part per chunk (the a2a-sdk does):
+                # the hub task holds it as one text, as it would have from the chunks.
+                parts = joined_parts(artifact.parts)
+                await self._artifact(parts, artifact.name, artifact.artifact_id)
             await self._status(task.status.state, task.status.message)
             return
         if event.status_update is not None:

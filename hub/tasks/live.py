@@ -16,6 +16,7 @@ from hub.protocol import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    append_chunk,
     state_name,
     utc_now,
 )
@@ -182,7 +183,8 @@ class LiveTask:
         last_chunk: bool = True,
         metadata: JsonObject | None = None,
     ) -> Update:
-        """Add an artifact, replace one with the same id, or append parts to it.
+        """Add an artifact, replace one with the same id, or append parts to it (text
+        joined into the text part it continues; the update published is the chunk as sent).
 
         Raises:
             InvalidTransitionError: the task is already terminal.
@@ -201,10 +203,7 @@ class LiveTask:
         if existing is None:
             artifacts.append(artifact)
         elif append:
-            merged = artifacts[existing]
-            artifacts[existing] = merged.model_copy(
-                update={"parts": [*merged.parts, *artifact.parts]}
-            )
+            artifacts[existing] = append_chunk(artifacts[existing], artifact)
         else:
             artifacts[existing] = artifact
         task_id, context_id = self.task_id, self.context_id

@@ -21,6 +21,8 @@ from hub.protocol import (
     StateName,
     StreamResponse,
     Task,
+    append_chunk,
+    parts_text,
     state_name,
 )
 
@@ -41,7 +43,7 @@ class ArtifactResult(BaseModel):
     def from_artifact(cls, artifact: Artifact) -> ArtifactResult:
         return cls(
             name=artifact.name,
-            text=_text(artifact.parts),
+            text=parts_text(artifact.parts),
             data=[part.data for part in artifact.parts if part.data is not None],
             files=[_file(part) for part in artifact.parts if part.url or part.raw],
         )
@@ -154,8 +156,7 @@ class TaskFold:
             chunk = event.artifact_update
             known = self._artifacts.get(chunk.artifact.artifact_id)
             if chunk.append and known is not None:
-                merged = known.model_copy(update={"parts": known.parts + chunk.artifact.parts})
-                self._artifacts[merged.artifact_id] = merged
+                self._artifacts[known.artifact_id] = append_chunk(known, chunk.artifact)
             else:
                 self._artifacts[chunk.artifact.artifact_id] = chunk.artifact
         if self.task is not None and event.message is None:
@@ -164,10 +165,6 @@ class TaskFold:
     def reply(self) -> Task | Message | None:
         """The direct reply, or the task as the events left it."""
         return self.message if self.message is not None else self.task
-
-
-def _text(parts: list[Part]) -> str:
-    return "\n".join(part.text for part in parts if part.text)
 
 
 def _file(part: Part) -> dict[str, str]:

@@ -295,6 +295,58 @@ async def test_a_dropped_stream_resumes_without_losing_or_repeating_an_event(
     assert scripted.calls["SubscribeToTask"] == 2
 
 
+async def test_a_resumed_stream_adds_only_the_text_a_joined_snapshot_has_more(
+    agent: tuple[ScriptedAgent, str], http: httpx.AsyncClient
+) -> None:
+    # A partner that keeps appended text joined in one part (as the hub does): its snapshot
+    # after the cut holds "Hello, wor", of which the caller has had "Hello".
+    scripted, url = agent
+    scripted.routes["SendStreamingMessage"] = sse(
+        [{"task": TASK}, _chunk("Hel", append=False), _chunk("lo", append=True)], then="reset"
+    )
+    scripted.routes["SubscribeToTask"] = sse(
+        [_snapshot("Hello, wor"), _chunk("ld!", append=True), _status("TASK_STATE_COMPLETED")],
+        then="close",
+    )
+    client = client_for(url, http)
+
+    with anyio.fail_after(10):
+        async with client.stream(user_message("hi")) as stream:
+            events = [event async for event in stream]
+
+    assert [_describe(event) for event in events] == [
+        "task TASK_STATE_WORKING",
+        "artifact Hel",
+        "artifact +lo",
+        "artifact +, wor",
+        "artifact +ld!",
+        "status TASK_STATE_COMPLETED",
+    ]
+
+
+async def test_a_chunk_that_repeats_the_one_before_is_not_dropped(
+    agent: tuple[ScriptedAgent, str], http: httpx.AsyncClient
+) -> None:
+    scripted, url = agent
+    chunks = [_chunk("ha", append=False), _chunk("ha", append=True), _chunk("ha", append=True)]
+    scripted.routes["SendStreamingMessage"] = sse(
+        [{"task": TASK}, *chunks, _status("TASK_STATE_COMPLETED")], then="close"
+    )
+    client = client_for(url, http)
+
+    with anyio.fail_after(10):
+        async with client.stream(user_message("hi")) as stream:
+            events = [event async for event in stream]
+
+    assert [_describe(event) for event in events] == [
+        "task TASK_STATE_WORKING",
+        "artifact ha",
+        "artifact +ha",
+        "artifact +ha",
+        "status TASK_STATE_COMPLETED",
+    ]
+
+
 async def test_a_stream_whose_task_ended_while_cut_is_finished_from_get_task(
     agent: tuple[ScriptedAgent, str], http: httpx.AsyncClient
 ) -> None:

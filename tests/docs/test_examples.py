@@ -27,7 +27,7 @@ import pytest
 from hub import Hub, Skill
 from hub.client import A2AClient, build_http_client, user_message
 from hub.config import Settings, StoreSettings
-from hub.protocol import Task, TaskState
+from hub.protocol import Part, Task, TaskState
 from hub.testing import serve_on_loopback
 from tests.e2e.hubproc import hub_process
 from tests.e2e.partnerproc import Child, stop_all
@@ -114,6 +114,8 @@ async def test_the_skills_the_examples_define_are_served_and_answer() -> None:
             assert isinstance(reply, Task), local.skill_id
             waiting = TaskState.INPUT_REQUIRED if local.skill_id == "interview" else None
             assert reply.status.state is (waiting or TaskState.COMPLETED), local.skill_id
+            if local.skill_id == "count":  # skills.md: its chunks are kept as one text part
+                assert [a.parts for a in reply.artifacts or []] == [[Part(text="one two three")]]
 
 
 def _cli_tour() -> list[str]:

@@ -1,5 +1,6 @@
 """`delegate` relays a partner's artifact chunks as the partner sent them: `append` and
-`lastChunk` unchanged on the hub's stream, and the artifact assembled in the hub's task."""
+`lastChunk` unchanged on the hub's stream, and the artifact assembled in the hub's task, its
+text chunks joined into one text part."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from hub.skills.delegate import delegate
 from hub.testing import serve_on_loopback
 from tests.hubs import memory_hub
 from tests.sdk_agents import sdk_agent
+from tests.streamed_text import WHOLE, sdk_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +114,25 @@ async def test_artifact_chunks_are_relayed_with_the_partners_append_and_last_chu
         Artifact(
             artifact_id="chunker-doc",
             name="doc",
-            parts=[Part(text=text) for text, _, _ in CHUNKS],
+            parts=[Part(text="".join(text for text, _, _ in CHUNKS))],
             metadata={"agent": "chunker"},
         )
     ]
+
+
+async def test_a_partner_task_kept_one_part_per_chunk_is_relayed_as_one_text(
+    tmp_path: Path,
+) -> None:
+    # A partner that does not stream answers with its stored task, one part per chunk.
+    async with serve_on_loopback(sdk_tokens(streaming=False)) as partner_url:
+        path = tmp_path / "agents.yaml"
+        path.write_text(f"version: 1\nagents:\n  - name: tokens\n    url: {partner_url}\n")
+        build = memory_hub({"delegate": delegate}, load_registry(path), default_skill="delegate")
+        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
+            hub = await A2AClient.from_url(url, http=http)
+            with anyio.fail_after(15):
+                done = await hub.send(user_message("go"), metadata={"agent": "tokens"})
+    assert isinstance(done, Task)
+    assert done.status.state is TaskState.COMPLETED
+    assert done.artifacts is not None
+    assert [artifact.parts for artifact in done.artifacts] == [[Part(text=WHOLE)]]
