@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hub.tasks.live import LiveTask
     from hub.tasks.stream import Update
 
-__all__ = ["Commit", "GroupCommit"]
+__all__ = ["Commit", "GroupCommit", "retry_pause"]
 
 log = logging.getLogger("hub.tasks")
 
@@ -39,6 +39,12 @@ log = logging.getLogger("hub.tasks")
 # longest, so a short blip costs little and a long outage few attempts.
 _FIRST_PAUSE = 0.05
 _LONGEST_PAUSE = 0.5
+
+
+def retry_pause(previous: float | None) -> float:
+    """The pause before writing again what the store refused, after `previous` (None at the
+    first failure)."""
+    return min(previous * 2, _LONGEST_PAUSE) if previous else _FIRST_PAUSE
 
 
 class Commit:
@@ -133,10 +139,15 @@ class GroupCommit:
             await anyio.sleep(self._pause or _FIRST_PAUSE)
             await self.flush()
         pending, self._pending = list(self._pending.values()), {}
-        if pending and self._failure is not None:
-            log.error("gave up saving %d task(s) at shutdown: %s", len(pending), self._failure)
-            for live in pending:
-                self._on_failure(live, self._failure)
+        failure = self._failure
+        if not pending or failure is None:
+            return
+        log.error("gave up saving %d task(s) at shutdown: %s", len(pending), failure)
+        commit, self._next = self._next, Commit()
+        commit.failure = failure
+        for live in pending:
+            self._on_failure(live, failure)
+        commit.done.set()
 
     async def flush(self) -> None:
         """Write what is queued now (also used at shutdown, after the loop has stopped)."""
@@ -193,10 +204,7 @@ class GroupCommit:
             level = logging.DEBUG if isinstance(exc, StoreOutageError) else logging.ERROR
             log.log(level, "could not save %d task(s): %s; trying again", len(batch), exc)
         self._failure = exc
-        if kept:
-            self._pause = min(self._pause * 2, _LONGEST_PAUSE) if self._pause else _FIRST_PAUSE
-        else:
-            self._pause = None
+        self._pause = retry_pause(self._pause) if kept else None
 
     def _recovered(self) -> None:
         failure, self._failure, self._pause = self._failure, None, None
