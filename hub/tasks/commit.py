@@ -159,10 +159,13 @@ class GroupCommit:
         started = time.perf_counter()
         lost: set[str] = set()
         try:
-            if self._shared is None:
-                await self._store.put_many(records)
-            else:
-                lost = await self._shared.commit(_changes(batch, records, ready))
+            # Shielded: a write cancelled half-way (at shutdown) may still land in the store,
+            # and the changes it took would then be known neither as written nor as pending.
+            with anyio.CancelScope(shield=True):
+                if self._shared is None:
+                    await self._store.put_many(records)
+                else:
+                    lost = await self._shared.commit(_changes(batch, records, ready))
         except Exception as exc:
             commit.failure = exc
             self._failed(batch, ready, exc)

@@ -259,7 +259,8 @@ class DelegationLedger:
             return True
         batch, self._pending = self._pending, {}
         try:
-            await self._store.put_children(list(batch.values()))
+            with anyio.CancelScope(shield=True):  # taken from the queue: written, or put back
+                await self._store.put_children(list(batch.values()))
         except HubError as exc:
             for key, record in batch.items():
                 self._pending.setdefault(key, record)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,7 +18,7 @@ from hub.tasks.listing import INTERRUPTED_BY_RESTART
 from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
 
 from . import rpc
-from .partnerproc import hub_processes
+from .partnerproc import Child, hub_child, stop_all
 from .replica_skills import MARKS_ENV
 from .test_replicas import Subscriber, states
 
@@ -28,16 +29,30 @@ _RECOVERY = "answers again"
 
 
 def blip_config(path: Path, dsn: str) -> Path:
-    """A replica's hub.yaml: the shared database with a 2 s lease, auth off, the skills."""
+    """A replica's hub.yaml: the shared database with a 5 s lease, auth off, the skills."""
     path.write_text(
         f"""server: {{log_level: warning}}
-store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 2s}}
+store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 5s}}
 skills:
   - builtin: echo
   - module: tests.e2e.blip_skills:steady
 """
     )
     return path
+
+
+@contextmanager
+def replicas_on(configs: list[Path]) -> Iterator[list[Child]]:
+    """`a2a-hub serve` for each config, started in parallel; a minute each to start, since
+    three replicas and PostgreSQL share two busy cores here."""
+    children: list[Child] = []
+    try:
+        children = [hub_child(config) for config in configs]
+        for child in children:
+            child.wait_ready(timeout=60)
+        yield children
+    finally:
+        stop_all(children)
 
 
 @pytest.fixture
@@ -98,7 +113,7 @@ def test_every_acknowledged_task_ends_and_every_subscriber_sees_it_after_a_postg
     ):
         patch.setenv(MARKS_ENV, str(marks))
         configs = [blip_config(tmp_path / f"hub{n}.yaml", dsn) for n in range(replica_count)]
-        with hub_processes(configs) as replicas:
+        with replicas_on(configs) as replicas:
             urls = [replica.url for replica in replicas]
             # With three replicas the first one is stopped later on: its tasks are followed
             # on the others, and every subscription is made on a replica that stays up.
@@ -139,7 +154,7 @@ def test_every_acknowledged_task_ends_and_every_subscriber_sees_it_after_a_postg
             last = [e for e in events if "statusUpdate" in e][-1]["statusUpdate"]
             if task_id in stopped:
                 assert states(events)[-1] == "TASK_STATE_FAILED", said
-                assert rpc.status_text(last) == INTERRUPTED_BY_RESTART
+                assert rpc.status_text(last) == INTERRUPTED_BY_RESTART, said
             else:
                 assert states(events)[-1] == "TASK_STATE_COMPLETED", said
         # Each replica said the outage once when it began and once when it ended.
