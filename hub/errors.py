@@ -37,6 +37,7 @@ HubError
 ├── InvalidTransitionError         a task state change the state machine forbids
 ├── SkillError                     raised by a skill to fail its task with a message
 ├── StoreError                     the task store could not read or write
+│   └── StoreOutageError                   its server cannot be reached now (logged once)
 └── ClientError                    a call to another agent failed
     ├── AgentUnreachableError              no connection could be made (nothing was sent)
     ├── AgentTimeoutError                  the agent did not answer in time
@@ -108,6 +109,7 @@ __all__ = [
     "SkillError",
     "SkillNotAllowedError",
     "StoreError",
+    "StoreOutageError",
     "StoreUnavailableError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -453,6 +455,13 @@ class SkillError(HubError):
 
 class StoreError(HubError):
     """The task store failed to read or write."""
+
+
+class StoreOutageError(StoreError):
+    """The task store's server cannot be reached right now (restarting, a network cut).
+
+    The store logs the outage once when it starts and once when it ends, so whoever
+    catches this need not log it again; what failed is retried or refused as retryable."""
 
 
 class AgentUnreachableError(ClientError):

@@ -82,6 +82,16 @@ class PostgresCluster:
     def start(self) -> None:
         subprocess.run([*self.pg_ctl, "-w", "start"], check=True, timeout=60, capture_output=True)
 
+    def restart(self) -> None:
+        """Restart the server as an operator would (`pg_ctl restart -m fast`): open
+        connections are cut, and it is back within about half a second."""
+        subprocess.run(
+            [*self.pg_ctl, "-m", "fast", "-w", "restart"],
+            check=True,
+            timeout=60,
+            capture_output=True,
+        )
+
 
 @contextlib.contextmanager
 def running_cluster() -> Iterator[PostgresCluster]:

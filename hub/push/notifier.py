@@ -30,6 +30,7 @@ from hub.errors import (
     InvalidParamsError,
     LimitExceededError,
     StoreError,
+    StoreOutageError,
     TaskNotFoundError,
     UnsafeUrlError,
 )
@@ -381,6 +382,8 @@ class PushNotifier:
             else:
                 finished, live = None, True
                 records = await self._store.find_push_configs(LIVE_STATES)
+        except StoreOutageError:
+            return  # the store logs its outage; its reconnection re-reads every config
         except StoreError as exc:
             log.warning("could not read push configs changed on another replica: %s", exc)
             return

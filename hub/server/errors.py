@@ -19,6 +19,7 @@ from hub.errors import (
     ProtocolError,
     RateLimitedError,
     StoreError,
+    StoreOutageError,
     StoreUnavailableError,
     UnauthenticatedError,
 )
@@ -52,8 +53,10 @@ def as_protocol_error(exc: BaseException, *, where: str) -> ProtocolError:
         summary = "; ".join(f"{field}: {problem}" for field, problem in violations[:3])
         return InvalidParamsError(f"invalid request: {summary}", violations=violations)
     if isinstance(exc, StoreError):
-        # Not a bug: the store is down or unreachable; its message says which and why.
-        log.warning("%s: %s", where, exc)
+        # Not a bug: the store is down or unreachable; its message says which and why. An
+        # outage is logged by the store once, not by each request it refuses.
+        level = logging.DEBUG if isinstance(exc, StoreOutageError) else logging.WARNING
+        log.log(level, "%s: %s", where, exc)
         return StoreUnavailableError(
             "the hub cannot reach its task store right now; retry shortly",
             metadata={"retryAfter": "1"},

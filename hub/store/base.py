@@ -253,9 +253,13 @@ class SharedTaskStore(TaskStore, Protocol):
     async def events_after(self, task_id: str, version: int) -> builtins.list[tuple[int, bytes]]:
         """The events of `task_id` numbered above `version`, in order: (number, wire JSON)."""
 
-    async def renew_leases(self) -> builtins.set[str]:
-        """Extend this replica's hold on its running tasks by one lease; the ids of the
-        tasks the store has it hold (a task missing there was written by another)."""
+    async def renew_leases(self, task_ids: Collection[str]) -> builtins.set[str]:
+        """Extend this replica's hold on those of `task_ids` it holds and that are running,
+        by one lease; their ids (a task missing there was written by another).
+
+        Only the tasks this replica still runs are named: a row it holds but no longer
+        runs (a write it gave up on) must expire, so that another replica takes it over.
+        """
 
     async def expired_leases(self) -> builtins.list[TaskRecord]:
         """Running tasks (submitted or working) whose holder's lease has expired."""

@@ -14,6 +14,7 @@ that (`SharedTaskStore`) is in `hub.store.postgres_replica`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import re
 import uuid
 from collections.abc import AsyncIterator, Collection, Sequence
@@ -22,7 +23,7 @@ from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from hub.errors import StoreError
+from hub.errors import StoreError, StoreOutageError
 from hub.protocol import TERMINAL_STATES, TaskPushNotificationConfig, TaskState
 from hub.store.base import (
     ChildRecord,
@@ -44,7 +45,8 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
-from hub.store.postgres_replica import ReplicaMethods, with_version
+from hub.store.outage import Outage
+from hub.store.postgres_replica import ReplicaMethods, unreachable, with_version
 from hub.store.postgres_schema import migrate
 
 if TYPE_CHECKING:
@@ -123,6 +125,7 @@ class PostgresTaskStore(ReplicaMethods):
         self.lease = lease
         self._pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
+        self.outage = Outage(self.where)
 
     async def open(self) -> None:
         """Connect, and create or migrate the schema.
@@ -135,9 +138,12 @@ class PostgresTaskStore(ReplicaMethods):
             return
         asyncpg = import_driver()
         try:
+            # No floor of idle connections: the driver's task that restores one after a
+            # server restart logs a traceback at each attempt, and the store reports the
+            # outage itself (`outage`), once.
             pool = await asyncpg.create_pool(
                 self.dsn,
-                min_size=1,
+                min_size=0,
                 max_size=self._pool_size,
                 command_timeout=30,
                 reset=_keep_session,
@@ -173,20 +179,33 @@ class PostgresTaskStore(ReplicaMethods):
 
     @asynccontextmanager
     async def _connection(self, failure: str, *, transaction: bool = False) -> AsyncIterator[Any]:
-        """A pooled connection (in a transaction if asked); a database or connection error
-        becomes a `StoreError` saying `failure` and why."""
+        """A pooled connection (in a transaction if asked); a database error becomes a
+        `StoreError` saying `failure` and why, a server that cannot be reached a
+        `StoreOutageError` (and the start of an outage, logged once)."""
         import asyncpg
 
         pool = self._open_pool()
         try:
             async with pool.acquire() as db:
-                if transaction:
-                    async with db.transaction():
+                try:
+                    if transaction:
+                        async with db.transaction():
+                            yield db
+                    else:
                         yield db
-                else:
-                    yield db
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                except unreachable(asyncpg):
+                    # Cut, or left in the middle of an operation: not given back to the pool
+                    # to fail the next caller too (a cut one has gone back already).
+                    with contextlib.suppress(asyncpg.InterfaceError):
+                        db.terminate()
+                    raise
+        except unreachable(asyncpg) as exc:
+            self.outage.failed(exc)
+            raise StoreOutageError(f"{failure} ({exc})") from None
+        except asyncpg.PostgresError as exc:
+            self.outage.answered()
             raise StoreError(f"{failure} ({exc})") from None
+        self.outage.answered()
 
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`, durably."""

@@ -14,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from hub.store.base import TaskChange, TaskNotice, TaskRecord
 from hub.store.columns import task_record, task_row
+from hub.store.outage import Outage
 from hub.store.postgres_schema import (
     NOTICE_CHANNEL,
     PARTNERS_CHANNEL,
@@ -77,13 +79,22 @@ logged AS (
 SELECT task_id FROM won
 """
 
-_RENEW = (
-    f"UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE replica = $1 AND {RUNNING_TASK} "
-    "RETURNING task_id"
-)
+# A row another statement is writing is skipped rather than waited for (two statements
+# locking the same rows in different orders deadlock): a write of this replica renews the
+# lease itself, and one of another replica means the task moved, which the caller checks.
+_RENEW = f"""
+UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE task_id IN (
+    SELECT task_id FROM tasks
+    WHERE replica = $1 AND task_id = ANY($3::text[]) AND {RUNNING_TASK}
+    FOR UPDATE SKIP LOCKED
+) RETURNING task_id
+"""
+# A lease is not taken as expired within one lease of the server's start: a restart cut
+# every replica off at once, and each gets that long to come back and renew what it runs.
+_SERVER_START_US = "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint"
 _EXPIRED = (
     f"SELECT body, skill, owner, version FROM tasks WHERE {RUNNING_TASK} "
-    f"AND lease_us < {_NOW_US} ORDER BY lease_us"
+    f"AND lease_us < {_NOW_US} AND {_SERVER_START_US} + $1 < {_NOW_US} ORDER BY lease_us"
 )
 
 RECONNECTED = TaskNotice(task_id="", version=0, replica="")
@@ -119,14 +130,33 @@ async def commit_changes(
     return {str(task_id) for task_id in columns[0]} - written
 
 
-async def renew_leases(db: asyncpg.Connection, *, replica: str, lease: float) -> set[str]:
-    rows = await db.fetch(_RENEW, replica, round(lease * 1_000_000))
+async def renew_leases(
+    db: asyncpg.Connection, task_ids: Collection[str], *, replica: str, lease: float
+) -> set[str]:
+    rows = await db.fetch(_RENEW, replica, round(lease * 1_000_000), list(task_ids))
     return {str(row[0]) for row in rows}
 
 
-async def expired_leases(db: asyncpg.Connection) -> list[TaskRecord]:
-    rows = await db.fetch(_EXPIRED)
+async def expired_leases(db: asyncpg.Connection, *, lease: float) -> list[TaskRecord]:
+    rows = await db.fetch(_EXPIRED, round(lease * 1_000_000))
     return [with_version(task_record(row[0], row[1], row[2]), row[3]) for row in rows]
+
+
+def unreachable(asyncpg: ModuleType) -> tuple[type[Exception], ...]:
+    """The driver's errors that mean the server cannot be reached now (a restart, a cut
+    connection, no connection slot, a connection a cut left mid-operation): the store is
+    out, not the query wrong."""
+    errors = asyncpg.exceptions
+    return (
+        OSError,
+        asyncpg.InterfaceError,
+        errors.InternalClientError,
+        errors.PostgresConnectionError,
+        errors.CannotConnectNowError,
+        errors.AdminShutdownError,
+        errors.CrashShutdownError,
+        errors.TooManyConnectionsError,
+    )
 
 
 def with_version(record: TaskRecord, version: int) -> TaskRecord:
@@ -174,19 +204,26 @@ async def listen(
     *,
     connected: Callable[[], None],
     where: str,
+    outage: Outage,
     probe_every: float = 5.0,
 ) -> None:
     """LISTEN on `channel` on a connection of its own until cancelled, calling `heard` with
     each payload (in this task), and `connected` each time the connection is (re)made; it
     reconnects when the connection is lost (a server restart, or a network cut a periodic
-    probe finds)."""
+    probe finds). A server that cannot be reached is reported to `outage`, which logs it
+    once for the whole store."""
     import asyncpg
 
     pause = 0.1
     while True:
         try:
             db = await asyncpg.connect(dsn, timeout=10)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except unreachable(asyncpg) as exc:
+            outage.failed(exc)
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            continue
+        except asyncpg.PostgresError as exc:
             log.warning("cannot listen for changes on %s (%s); retrying", where, exc)
             await anyio.sleep(pause)
             pause = min(pause * 2, 5.0)
@@ -196,6 +233,7 @@ async def listen(
             db.add_termination_listener(inbox.cut)
             await db.add_listener(channel, inbox.put)
             pause = 0.1
+            outage.answered()
             connected()
             while not inbox.lost:
                 if not await inbox.wait(probe_every):  # quiet: is the connection still up?
@@ -203,7 +241,9 @@ async def listen(
                         await db.execute("SELECT 1")
                 while inbox.payloads:
                     heard(inbox.payloads.popleft())
-        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        except unreachable(asyncpg) as exc:
+            outage.failed(exc)  # logged once for the store, whoever noticed it first
+        except asyncpg.PostgresError as exc:
             log.warning("lost the change listener on %s (%s); reconnecting", where, exc)
         finally:
             with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
@@ -211,7 +251,7 @@ async def listen(
 
 
 async def listen_for_notices(
-    dsn: str, receive: Callable[[TaskNotice], None], *, where: str
+    dsn: str, receive: Callable[[TaskNotice], None], *, where: str, outage: Outage
 ) -> None:
     """Every task change as a `TaskNotice`, and `RECONNECTED` whenever the listening
     connection is (re)made."""
@@ -221,7 +261,14 @@ async def listen_for_notices(
         if notice is not None:
             receive(notice)
 
-    await listen(dsn, NOTICE_CHANNEL, heard, connected=lambda: receive(RECONNECTED), where=where)
+    await listen(
+        dsn,
+        NOTICE_CHANNEL,
+        heard,
+        connected=lambda: receive(RECONNECTED),
+        where=where,
+        outage=outage,
+    )
 
 
 class ReplicaMethods:
@@ -232,6 +279,7 @@ class ReplicaMethods:
     where: str
     replica: str
     lease: float
+    outage: Outage
 
     def _open_pool(self) -> asyncpg.Pool:
         raise NotImplementedError
@@ -262,20 +310,25 @@ class ReplicaMethods:
             )
         return [(int(row[0]), bytes(row[1])) for row in rows]
 
-    async def renew_leases(self) -> set[str]:
-        """Extend this replica's hold on its running tasks by one lease; their ids."""
+    async def renew_leases(self, task_ids: Collection[str]) -> set[str]:
+        """Extend this replica's hold on those of `task_ids` it holds and that are running,
+        by one lease; their ids."""
+        if not task_ids:
+            self._open_pool()
+            return set()
         async with self._connection(f"cannot renew task leases in {self.where}") as db:
-            return await renew_leases(db, replica=self.replica, lease=self.lease)
+            return await renew_leases(db, task_ids, replica=self.replica, lease=self.lease)
 
     async def expired_leases(self) -> list[TaskRecord]:
-        """Running tasks whose holder's lease has expired."""
+        """Running tasks whose holder's lease has expired (none within one lease of the
+        server's start: each replica gets that long to renew after a restart)."""
         async with self._connection(f"cannot read task leases from {self.where}") as db:
-            return await expired_leases(db)
+            return await expired_leases(db, lease=self.lease)
 
     async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
         """Every committed change, from a listening connection of its own, until cancelled."""
         self._open_pool()
-        await listen_for_notices(self.dsn, receive, where=self.where)
+        await listen_for_notices(self.dsn, receive, where=self.where, outage=self.outage)
 
     async def put_runtime_partner(self, name: str, body: bytes) -> None:
         """Insert or replace a partner added at run time."""
@@ -308,6 +361,7 @@ class ReplicaMethods:
             lambda _payload: receive(),
             connected=receive,
             where=self.where,
+            outage=self.outage,
         )
 
     async def push_config_notices(self, receive: Callable[[str], None]) -> None:
@@ -315,5 +369,10 @@ class ReplicaMethods:
         connection)."""
         self._open_pool()
         await listen(
-            self.dsn, PUSH_CHANNEL, receive, connected=lambda: receive(""), where=self.where
+            self.dsn,
+            PUSH_CHANNEL,
+            receive,
+            connected=lambda: receive(""),
+            where=self.where,
+            outage=self.outage,
         )

@@ -5,6 +5,11 @@ changed task once per batch, in one transaction, and only then publishes that ta
 updates, in order. So nothing reaches a subscriber, a waiter or a caller before it is
 durable, a skill never waits on the disk to report progress, and several changes of one task
 that land in the same batch (working, an artifact, completed) cost one row write.
+
+A batch the store could not write (a database restart) is not lost: the changes of tasks
+the store already has stay queued and are written again after a pause that grows while the
+store stays out, their skills working on meanwhile; a new task whose first write failed is
+dropped, its request answered with the store's error, since nobody was told of it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.lowlevel
 
+from hub.errors import StoreOutageError
 from hub.store import SharedTaskStore, TaskChange, TaskStore
 from hub.telemetry import current_telemetry
 
@@ -25,9 +31,20 @@ if TYPE_CHECKING:
     from hub.tasks.live import LiveTask
     from hub.tasks.stream import Update
 
-__all__ = ["Commit", "GroupCommit"]
+__all__ = ["Commit", "GroupCommit", "retry_pause"]
 
 log = logging.getLogger("hub.tasks")
+
+# The pause before a batch that failed is written again: doubled at each failure up to the
+# longest, so a short blip costs little and a long outage few attempts.
+_FIRST_PAUSE = 0.05
+_LONGEST_PAUSE = 0.5
+
+
+def retry_pause(previous: float | None) -> float:
+    """The pause before writing again what the store refused, after `previous` (None at the
+    first failure)."""
+    return min(previous * 2, _LONGEST_PAUSE) if previous else _FIRST_PAUSE
 
 
 class Commit:
@@ -67,6 +84,10 @@ class GroupCommit:
         self._pending: dict[str, LiveTask] = {}
         self._next = Commit()
         self._wake = anyio.Event()
+        self._pause: float | None = None
+        """The wait before writing again what failed; None while writes succeed."""
+        self._failure: Exception | None = None
+        self._failing_since = 0.0
 
     def mark(self, live: LiveTask) -> Commit:
         """Queue `live` for the next batch; returns the batch it will be written in."""
@@ -76,27 +97,57 @@ class GroupCommit:
         return self._next
 
     async def durable(self, live: LiveTask) -> None:
-        """Wait until every change applied to `live` so far is written.
+        """Wait until every change applied to `live` so far is written (a change of a task
+        the store has is written again after a failure: this waits for that too).
 
         Raises:
-            StoreError: the batch could not be written.
+            StoreError: the task's first write failed (it was dropped), or its changes were
+                given up at shutdown.
         """
-        commit = live.commit
-        if commit is not None:
+        while True:
+            commit = live.commit
+            if commit is None:
+                return
             await commit.done.wait()
-            if commit.failure is not None:
+            if commit.failure is None:
+                return
+            if live.failure is not None or live.commit is commit:
                 raise commit.failure
+            # Queued again: wait for the batch that writes it.
 
     async def run(self) -> None:
         """The writer loop; runs in the task manager's task group until cancelled."""
         while True:
-            await self._wake.wait()
-            # One more turn of the event loop lets changes that are already under way (a
-            # skill that has just started, other requests' tasks) join this batch.
-            await anyio.lowlevel.checkpoint()
+            if self._pause is None:
+                await self._wake.wait()
+                # One more turn of the event loop lets changes that are already under way
+                # (a skill that has just started, other requests' tasks) join this batch.
+                await anyio.lowlevel.checkpoint()
+            else:
+                await anyio.sleep(self._pause)
             self._wake = anyio.Event()
             if self._pending:
                 await self.flush()
+
+    async def close(self, *, within: float) -> None:
+        """Write what is queued (at shutdown, after the loop has stopped), trying again for
+        at most `within` seconds while the store is out; what is still not written then is
+        given up (its waiters raise, its streams end)."""
+        deadline = anyio.current_time() + within
+        await self.flush()
+        while self._pending and anyio.current_time() < deadline:
+            await anyio.sleep(self._pause or _FIRST_PAUSE)
+            await self.flush()
+        pending, self._pending = list(self._pending.values()), {}
+        failure = self._failure
+        if not pending or failure is None:
+            return
+        log.error("gave up saving %d task(s) at shutdown: %s", len(pending), failure)
+        commit, self._next = self._next, Commit()
+        commit.failure = failure
+        for live in pending:
+            self._on_failure(live, failure)
+        commit.done.set()
 
     async def flush(self) -> None:
         """Write what is queued now (also used at shutdown, after the loop has stopped)."""
@@ -108,16 +159,18 @@ class GroupCommit:
         started = time.perf_counter()
         lost: set[str] = set()
         try:
-            if self._shared is None:
-                await self._store.put_many(records)
-            else:
-                lost = await self._shared.commit(_changes(batch, records, ready))
+            # Shielded: a write cancelled half-way (at shutdown) may still land in the store,
+            # and the changes it took would then be known neither as written nor as pending.
+            with anyio.CancelScope(shield=True):
+                if self._shared is None:
+                    await self._store.put_many(records)
+                else:
+                    lost = await self._shared.commit(_changes(batch, records, ready))
         except Exception as exc:
-            log.error("could not save %d task(s): %s", len(batch), exc)
             commit.failure = exc
-            for live in batch:
-                self._on_failure(live, exc)
+            self._failed(batch, ready, exc)
         else:
+            self._recovered()
             metrics = current_telemetry().metrics
             if metrics is not None:
                 metrics.store_commit(time.perf_counter() - started)
@@ -127,10 +180,40 @@ class GroupCommit:
                         self._on_lost(live)
                     continue
                 live.durable = record.version
+                live.stored = True
                 if not live.released:  # else the event log brings them (the replication)
                     live.publish(updates)
                 self._on_durable(live)
         commit.done.set()
+
+    def _failed(self, batch: list[LiveTask], ready: list[list[Update]], exc: Exception) -> None:
+        """Queue again the changes of the tasks the store has; drop the new ones."""
+        kept = 0
+        for live, updates in zip(batch, ready, strict=True):
+            if live.released:
+                continue  # another replica wrote it: the event log has what counts
+            if not live.stored:
+                self._on_failure(live, exc)
+                continue
+            # In front of what was applied meanwhile: their numbers follow these.
+            live.unpublished[:0] = updates
+            self._pending.setdefault(live.task_id, live)
+            live.commit = self._next
+            kept += 1
+        if self._failure is None:
+            self._failing_since = time.monotonic()
+            # An unreachable store logs its outage itself, once; anything else is said here,
+            # once until a batch is written again.
+            level = logging.DEBUG if isinstance(exc, StoreOutageError) else logging.ERROR
+            log.log(level, "could not save %d task(s): %s; trying again", len(batch), exc)
+        self._failure = exc
+        self._pause = retry_pause(self._pause) if kept else None
+
+    def _recovered(self) -> None:
+        failure, self._failure, self._pause = self._failure, None, None
+        if failure is not None and not isinstance(failure, StoreOutageError):
+            lasted = time.monotonic() - self._failing_since
+            log.warning("saving tasks works again, after %.1f s", lasted)
 
 
 def _changes(

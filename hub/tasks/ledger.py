@@ -36,7 +36,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from hub.errors import HubError
+from hub.errors import HubError, StoreOutageError
 from hub.protocol import TERMINAL_STATES, TaskState
 from hub.store import ChildRecord, TaskStore
 from hub.tasks.child_notes import (
@@ -49,6 +49,7 @@ from hub.tasks.child_notes import (
     WITH_CANCELED_PARENT,
     ReconcileNotes,
 )
+from hub.tasks.commit import retry_pause
 
 __all__ = [
     "AFTER_RESTART",
@@ -174,6 +175,7 @@ class DelegationLedger:
         self._group: TaskGroup | None = None
         self._followed: Counter[tuple[str, str, str]] = Counter()
         """(parent, agent, child) followed by partner calls still running."""
+        self._refused = False
 
     @contextmanager
     def parent(self, task_id: str | None) -> Iterator[_Parent]:
@@ -235,11 +237,15 @@ class DelegationLedger:
         async with anyio.create_task_group() as group:
             self._group = group
             task_status.started()
+            pause: float | None = None
             try:
                 while True:
-                    await self._wake.wait()
+                    if pause is None:
+                        await self._wake.wait()
+                    else:
+                        await anyio.sleep(pause)  # lines the store refused: again, later
                     self._wake = anyio.Event()
-                    await self.flush()
+                    pause = None if await self.flush() else retry_pause(pause)
             finally:
                 self._group = None
 
@@ -259,15 +265,25 @@ class DelegationLedger:
         except Exception:
             log.exception("background work of the delegation ledger failed")
 
-    async def flush(self) -> None:
-        """Write every queued line now, in one transaction."""
+    async def flush(self) -> bool:
+        """Write every queued line now, in one transaction; False when the store refused
+        them (they stay queued, behind any newer line of the same child)."""
         if not self._pending:
-            return
+            return True
         batch, self._pending = self._pending, {}
         try:
-            await self._store.put_children(list(batch.values()))
-        except HubError:
-            log.exception("could not write %d delegation ledger line(s)", len(batch))
+            with anyio.CancelScope(shield=True):  # taken from the queue: written, or put back
+                await self._store.put_children(list(batch.values()))
+        except HubError as exc:
+            for key, record in batch.items():
+                self._pending.setdefault(key, record)
+            if not self._refused and not isinstance(exc, StoreOutageError):
+                # Once until a write works again (an outage the store logs itself).
+                log.error("could not write %d delegation ledger line(s): %s", len(batch), exc)
+            self._refused = True
+            return False
+        self._refused = False
+        return True
 
     # -- cleaning up -----------------------------------------------------------------------
 

@@ -62,12 +62,13 @@ class LiveTask:
         "seq",
         "settled",
         "skill",
+        "stored",
         "task",
         "unpublished",
         "waiting_for_answer",
     )
 
-    def __init__(self, record: TaskRecord) -> None:
+    def __init__(self, record: TaskRecord, *, stored: bool = True) -> None:
         self.task = record.task
         self.skill = record.skill
         self.owner = record.owner
@@ -78,9 +79,12 @@ class LiveTask:
         self.durable = record.version
         """The number of the last change written (a shared store checks it on the next
         write)."""
+        self.stored = stored
+        """The store has the task (it was read from there, or written once): a change that
+        could not be written is written again, rather than the task dropped."""
         self.released = False
-        """Another replica wrote the task since: this copy takes no more changes (a shared
-        store only)."""
+        """This copy takes no more changes: another replica wrote the task since (a shared
+        store), or its first write failed and the task was dropped."""
         self.unpublished: list[Update] = []
         """Applied changes waiting for the commit that makes them durable."""
         self.commit: Commit | None = None

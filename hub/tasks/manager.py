@@ -15,6 +15,7 @@ from hub.config import LimitSettings
 from hub.errors import (
     InvalidParamsError,
     StoreError,
+    StoreOutageError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -56,6 +57,11 @@ from hub.tasks.stream import Broadcast, TaskStream, Update
 __all__ = ["INTERRUPTED_BY_RESTART", "TaskManager"]
 
 log = logging.getLogger("hub.tasks")
+
+# How long shutdown keeps trying to write the last changes (the interrupted tasks' ends)
+# while the store is out; past it, a shared store's leases hand them to another replica,
+# and a single hub's next start marks them failed.
+_SHUTDOWN_WRITES = 3.0
 
 
 class TaskManager:
@@ -160,7 +166,7 @@ class TaskManager:
             for live in self._live:
                 if not (live.state.is_terminal or live.state.is_interrupted):
                     self._execution.fail(live, INTERRUPTED_BY_RESTART)
-            await self._commits.flush()
+            await self._commits.close(within=_SHUTDOWN_WRITES)
             await self.ledger.flush()
             for live in self._live:
                 live.broadcast.close_all()
@@ -170,9 +176,11 @@ class TaskManager:
             await anyio.sleep(min(self._limits.task_ttl / 4, 60.0))
             try:
                 await self.evict_expired()
+            except StoreOutageError:
+                pass  # the store logs its outage; tried again next time
             except StoreError as exc:
-                # A store that is down for a while (a database restart) is tried again
-                # next time; it must not stop the task manager.
+                # A store that is down for a while is tried again next time; it must not
+                # stop the task manager.
                 log.warning("could not evict expired tasks: %s", exc)
 
     async def evict_expired(self, *, now: datetime | None = None) -> int:
@@ -386,7 +394,7 @@ class TaskManager:
         )
         if on_task is not None:
             on_task(task)
-        live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner))
+        live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner), stored=False)
         self._live.add(live)
         self._commits.mark(live)
         return live, live.subscribe() if subscribe else None
@@ -442,6 +450,10 @@ class TaskManager:
             self._live.discard(live)
 
     def _commit_failed(self, live: LiveTask, failure: Exception) -> None:
+        """A task whose changes are given up (a new task's first write failed, or shutdown
+        came first): its request gets `failure`, its skill stops, and it takes no more
+        changes, so nothing of it is written later behind its caller's back."""
+        live.released = True
         live.failure = failure
         live.take_unpublished()
         live.settled.set()

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from hub.errors import HubError
+from hub.errors import HubError, StoreOutageError
 from hub.protocol import StreamResponse, TaskState
 from hub.store import SharedTaskStore, TaskNotice, TaskRecord
 from hub.tasks.live import LiveTask
@@ -79,9 +79,14 @@ class Replication:
                 self._group = None
 
     async def _keep_leases(self) -> None:
+        # Only what runs here: a row this replica holds but no longer runs (a task dropped
+        # after its first write failed, yet written after all) expires and is taken over.
+        running = [live.task_id for live in self._live if live.state in _RUNNING]
         try:
-            held = await self._store.renew_leases()
+            held = await self._store.renew_leases(running)
             expired = await self._store.expired_leases()
+        except StoreOutageError:
+            return  # the store logs its outage; tried again at the next turn
         except HubError as exc:
             log.warning("could not keep the task leases: %s", exc)
             return
@@ -165,6 +170,8 @@ class Replication:
                 events = await self._store.events_after(live.task_id, live.seq)
                 if events and await self._publish(live, events):
                     return
+            except StoreOutageError:
+                pass  # the store logs its outage; read again when woken or at the backstop
             except HubError as exc:
                 log.warning("task %s: could not read its events: %s", live.task_id, exc)
             unwatched = live.broadcast.subscriber_count == 0

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from hub.errors import HubError
+from hub.errors import HubError, StoreOutageError
 from hub.registry import AgentEntry
 from hub.store import SharedTaskStore, TaskStore
 from hub.tools.partners import Partners
@@ -102,6 +102,8 @@ class PartnerSync:
     async def _adopt(self) -> None:
         try:
             bodies = await self._store.list_runtime_partners()
+        except StoreOutageError:
+            return  # the store logs its outage; its reconnection makes this read again
         except HubError as exc:
             log.warning("could not read the partners added at run time: %s", exc)
             return

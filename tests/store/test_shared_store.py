@@ -136,9 +136,29 @@ async def test_a_lease_not_renewed_expires_and_a_renewed_one_does_not(
     with anyio.fail_after(5):
         for _ in range(4):
             await anyio.sleep(0.2)
-            assert await holder.renew_leases() == {"run"}
+            assert await holder.renew_leases(["run", "parked"]) == {"run"}
             assert await other.expired_leases() == []
         await anyio.sleep(0.5)  # a whole lease without renewal
         expired = await other.expired_leases()
     assert [record.task.id for record in expired] == ["run"]
     assert expired[0].version == 1
+
+
+async def test_a_lease_is_renewed_only_for_the_running_tasks_named_and_held(
+    replicas: list[PostgresTaskStore],
+) -> None:
+    holder, other, _ = replicas
+    kept, dropped = (dataclasses.replace(make_record(name), version=1) for name in ("kept", "gone"))
+    await holder.commit([TaskChange(record=r, expected=0, events=[b"{}"]) for r in (kept, dropped)])
+
+    assert await other.renew_leases(["kept", "gone"]) == set()  # not its tasks
+    with anyio.fail_after(10):
+        while True:
+            # "gone" is a row the holder no longer runs: it stops naming it, so it expires.
+            assert await holder.renew_leases(["kept"]) == {"kept"}
+            expired = await other.expired_leases()
+            if expired:
+                break
+            await anyio.sleep(0.05)
+    assert [record.task.id for record in expired] == ["gone"]
+    assert await holder.renew_leases([]) == set()
