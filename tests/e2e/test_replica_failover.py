@@ -108,7 +108,7 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
                     what="the partner to work on the delegated message",
                 )
                 victim.process.send_signal(signal.SIGKILL)
-                victim.process.wait(timeout=10)
+                victim.process.wait(timeout=60)
                 ended = [follower.ended() for follower in followers]
 
             for events in ended:
