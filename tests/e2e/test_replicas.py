@@ -166,11 +166,15 @@ class Subscriber:
     thread: threading.Thread | None = None
     refused: str | None = None
     """The body of an answer that was not an event stream."""
+    failure: str | None = None
+    """What stopped the reading thread, if it raised."""
 
     def start(self) -> Subscriber:
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
-        assert self.first.wait(30), "the subscription did not start"
+        assert self.first.wait(60), "the subscription did not start"
+        if self.failure is not None and not self.events:
+            raise AssertionError(f"the subscription failed: {self.failure}")
         if self.refused is not None:
             seen = rpc.post(self.url, "GetTask", {"id": self.task_id}, headers=self.headers)
             raise AssertionError(
@@ -181,6 +185,9 @@ class Subscriber:
     def _read(self) -> None:
         try:
             self._read_events()
+        except BaseException as exc:
+            self.failure = repr(exc)
+            raise
         finally:
             self.first.set()
 
