@@ -254,7 +254,7 @@ async def test_an_edit_of_agents_yaml_shows_in_the_tools_while_the_hub_is_open(
         (tmp_path / "partners.yaml").write_text(
             f"version: 1\nagents:\n  - name: second\n    url: {url}\n", encoding="utf-8"
         )
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             # The hub offers no reload notification to wait on: look until the tool shows.
             while "a2a_second" not in hub.tools:  # noqa: ASYNC110
                 await anyio.sleep(0.05)

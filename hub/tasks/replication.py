@@ -73,8 +73,12 @@ class Replication:
             group.start_soon(self._store.notices, self._heard)
             try:
                 while True:
+                    # Timed from the start of a round: on busy cores a round (a wait for a
+                    # pooled connection, the scan for expired leases) can take a good part of
+                    # a lease, and adding it to the pause let live tasks' leases run out.
+                    due = anyio.current_time() + self._store.lease / 3
                     await self._keep_leases()
-                    await anyio.sleep(self._store.lease / 3)
+                    await anyio.sleep_until(due)
             finally:
                 self._group = None
 

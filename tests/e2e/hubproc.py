@@ -16,7 +16,7 @@ _LISTENING = re.compile(rb"a2a-hub listening on (http://[\d.]+:\d+)")
 
 @contextmanager
 def hub_process(
-    config: Path, *, timeout: float = 20.0, env: dict[str, str] | None = None
+    config: Path, *, timeout: float = 120.0, env: dict[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """Start `python -m hub serve --config CONFIG --port 0`; yields the process and its URL.
 

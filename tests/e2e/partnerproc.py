@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .hubproc import ROOT
 
-START_TIMEOUT = 20.0
+START_TIMEOUT = 120.0
 _PARTNER_LINE = re.compile(r"sdk partner listening on (http://[\d.]+:\d+)")
 _HUB_LINE = re.compile(r"a2a-hub listening on (http://[\d.]+:\d+)")
 

@@ -91,7 +91,7 @@ def history_text(task: dict[str, Any]) -> str:
     return "\n".join(part.get("text", "") for part in task["history"][0]["parts"])
 
 
-def wait_for(check: Callable[[], T | None], *, what: str, timeout: float = 15.0) -> T:
+def wait_for(check: Callable[[], T | None], *, what: str, timeout: float = 60.0) -> T:
     """Poll `check` until it returns something other than None, at most `timeout` seconds."""
     deadline = time.monotonic() + timeout
     delay = 0.02
@@ -105,7 +105,7 @@ def wait_for(check: Callable[[], T | None], *, what: str, timeout: float = 15.0)
         delay = min(delay * 2, 0.25)
 
 
-def settled(url: str, task_id: str, *, timeout: float = 20.0) -> dict[str, Any]:
+def settled(url: str, task_id: str, *, timeout: float = 60.0) -> dict[str, Any]:
     """The task once it has reached a terminal state (bounded wait)."""
 
     def check() -> dict[str, Any] | None:

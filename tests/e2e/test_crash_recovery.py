@@ -77,7 +77,7 @@ def test_acknowledged_tasks_survive_kill_9_and_restart_rules_apply(config: Path)
         parked = send(url, "hi", skill="interview")
         assert parked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
+        process.wait(timeout=60)
 
     with hub_process(config) as (_, url):
         for task in completed:

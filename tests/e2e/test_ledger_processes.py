@@ -131,7 +131,7 @@ def test_a_hub_killed_with_a_delegation_in_flight_cancels_it_when_it_starts_agai
             what="the partner to work on the delegated message",
         )
         hub.process.send_signal(signal.SIGKILL)
-        hub.process.wait(timeout=10)
+        hub.process.wait(timeout=60)
     finally:
         stop_all([hub])
     [child] = working["slow-2"]

@@ -20,7 +20,7 @@ from tests.postgres import PostgresCluster, fresh_database_for_processes, runnin
 
 from . import rpc
 from .partnerproc import PartnerSpec, agents_for, hub_processes, partner_processes
-from .replica_skills import MARKS_ENV
+from .replica_skills import GATES_ENV, MARKS_ENV, Gates
 from .test_replicas import Subscriber, Webhook, replica_config, states, watch_with_push
 
 SLOW = PartnerSpec(name="slow", behaviour="slow", delay=60)
@@ -109,7 +109,7 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
                     what="the partner to work on the delegated message",
                 )
                 victim.process.send_signal(signal.SIGKILL)
-                victim.process.wait(timeout=10)
+                victim.process.wait(timeout=60)
                 ended = [follower.ended() for follower in followers]
 
             for events in ended:
@@ -153,7 +153,12 @@ def own_cluster() -> Iterator[PostgresCluster]:
 def test_replicas_answer_503_while_postgres_restarts_and_reconnect_after(
     own_cluster: PostgresCluster, tmp_path: Path
 ) -> None:
-    with fresh_database_for_processes(own_cluster) as dsn:
+    with (
+        Gates() as gates,
+        pytest.MonkeyPatch.context() as patch,
+        fresh_database_for_processes(own_cluster) as dsn,
+    ):
+        patch.setenv(GATES_ENV, gates.url)
         configs = [replica_config(tmp_path / f"hub{n}.yaml", dsn, auth=False) for n in range(2)]
         with hub_processes(configs) as replicas:
             for replica in replicas:
@@ -186,5 +191,8 @@ def test_replicas_answer_503_while_postgres_restarts_and_reconnect_after(
                     what="the replica to reach the database again",
                 )
             task = rpc.send(replicas[0].url, "go", {"skill": "ticker"}, return_immediately=True)
-            events = Subscriber(replicas[1].url, task["id"], headers=NO_AUTH).start().ended()
+            follower = Subscriber(replicas[1].url, task["id"], headers=NO_AUTH).start()
+            for gate in ("start", "finish"):
+                gates.open(task["id"], gate)
+            events = follower.ended()
             assert states(events)[-1] == "TASK_STATE_COMPLETED"

@@ -23,7 +23,7 @@ from tests.postgres import PostgresCluster, fresh_database_for_processes
 
 from . import rpc
 from .partnerproc import Child, PartnerSpec, hub_processes, partner_process
-from .replica_skills import MARKS_ENV
+from .replica_skills import GATES_ENV, MARKS_ENV, Gates
 
 KEYS = {"REPLICA_TEST_KEY_A": "key-of-a-0123456789", "REPLICA_TEST_KEY_B": "key-of-b-0123456789"}
 AS_A = {"X-API-Key": KEYS["REPLICA_TEST_KEY_A"]}
@@ -41,12 +41,18 @@ AUTH = """auth:
 """
 
 
+LEASE = 5.0
+"""The replicas' lease: short, so a takeover comes soon after a replica is killed, yet long
+enough that a replica kept waiting by two busy cores still renews in time (with a lease of
+one second, renewals late by a second made live replicas' tasks be taken over)."""
+
+
 def replica_config(path: Path, dsn: str, *, auth: bool = True, agents: Path | None = None) -> Path:
-    """A replica's hub.yaml: the shared database with a 1 s lease, the test skills, and
-    two credentials (or auth off), and an agents.yaml if one is named."""
+    """A replica's hub.yaml: the shared database with a short lease (`LEASE`), the test
+    skills, and two credentials (or auth off), and an agents.yaml if one is named."""
     path.write_text(
         f"""server: {{log_level: warning}}
-store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: 1s}}
+store: {{kind: postgres, dsn: '{dsn}', pool_size: 4, lease: {LEASE}s}}
 {AUTH if auth else ""}{f"agents: {agents}" if agents else ""}
 federation: {{allow_cidrs: [127.0.0.0/8]}}
 push: {{allow_cidrs: [127.0.0.0/8]}}
@@ -63,8 +69,15 @@ skills:
 
 
 @pytest.fixture(scope="module")
+def gates() -> Iterator[Gates]:
+    """Where the replicas' `ticker` tasks wait for the test."""
+    with Gates() as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
 def replicas(
-    postgres_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory
+    postgres_cluster: PostgresCluster, tmp_path_factory: pytest.TempPathFactory, gates: Gates
 ) -> Iterator[tuple[list[Child], Path]]:
     """Three replicas on one fresh database, and the folder where skills leave marks."""
     folder = tmp_path_factory.mktemp("replicas")
@@ -74,7 +87,7 @@ def replicas(
         pytest.MonkeyPatch.context() as patch,
         fresh_database_for_processes(postgres_cluster) as dsn,
     ):
-        for name, value in {**KEYS, MARKS_ENV: str(marks)}.items():
+        for name, value in {**KEYS, MARKS_ENV: str(marks), GATES_ENV: gates.url}.items():
             patch.setenv(name, value)
         configs = [replica_config(folder / f"hub{n}.yaml", dsn) for n in range(3)]
         with hub_processes(configs) as children:
@@ -115,7 +128,7 @@ class Webhook:
         self._server.shutdown()
         self._server.server_close()
 
-    def wait_for_state(self, task_id: str, state: str, timeout: float = 15.0) -> list[str]:
+    def wait_for_state(self, task_id: str, state: str, timeout: float = 60.0) -> list[str]:
         """The states sent for `task_id`, once `state` is among them."""
         with self._arrived:
             arrived = self._arrived.wait_for(
@@ -151,14 +164,34 @@ class Subscriber:
     events: list[dict[str, Any]] = field(default_factory=list)
     first: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    refused: str | None = None
+    """The body of an answer that was not an event stream."""
+    failure: str | None = None
+    """What stopped the reading thread, if it raised."""
 
     def start(self) -> Subscriber:
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
-        assert self.first.wait(15), "the subscription did not start"
+        assert self.first.wait(60), "the subscription did not start"
+        if self.failure is not None and not self.events:
+            raise AssertionError(f"the subscription failed: {self.failure}")
+        if self.refused is not None:
+            seen = rpc.post(self.url, "GetTask", {"id": self.task_id}, headers=self.headers)
+            raise AssertionError(
+                f"the subscription was refused: {self.refused}\nthe task there: {seen.text}"
+            )
         return self
 
     def _read(self) -> None:
+        try:
+            self._read_events()
+        except BaseException as exc:
+            self.failure = repr(exc)
+            raise
+        finally:
+            self.first.set()
+
+    def _read_events(self) -> None:
         body = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -166,11 +199,14 @@ class Subscriber:
             "params": self.params or {"id": self.task_id},
         }
         with (
-            httpx.Client(timeout=30) as client,
+            httpx.Client(timeout=60) as client,
             connect_sse(
                 client, "POST", self.url, json=body, headers={**rpc.VERSION, **self.headers}
             ) as source,
         ):
+            if not source.response.headers["content-type"].startswith("text/event-stream"):
+                self.refused = source.response.read().decode(errors="replace")
+                return
             for sse in source.iter_sse():
                 document = sse.json()
                 assert "result" in document, document
@@ -181,7 +217,7 @@ class Subscriber:
 
     def ended(self) -> list[dict[str, Any]]:
         assert self.thread is not None
-        self.thread.join(30)
+        self.thread.join(60)
         assert not self.thread.is_alive(), "the stream did not end"
         return self.events
 
@@ -234,12 +270,15 @@ def test_a_task_sent_to_one_replica_is_followed_on_a_second_and_canceled_on_the_
 
 
 def test_a_subscriber_on_another_replica_sees_every_update_in_order(
-    replicas: tuple[list[Child], Path],
+    replicas: tuple[list[Child], Path], gates: Gates
 ) -> None:
     (first, second, _), _ = replicas
     task = send(first.url, "ticker", return_immediately=True)
 
-    events = Subscriber(second.url, task["id"]).start().ended()
+    follower = Subscriber(second.url, task["id"]).start()
+    for gate in ("start", "finish"):
+        gates.open(task["id"], gate)
+    events = follower.ended()
 
     assert "task" in events[0]
     seen = ticks(events)
@@ -248,13 +287,18 @@ def test_a_subscriber_on_another_replica_sees_every_update_in_order(
 
 
 def test_a_cut_stream_resumed_on_another_replica_starts_with_the_task_then_only_newer_events(
-    replicas: tuple[list[Child], Path],
+    replicas: tuple[list[Child], Path], gates: Gates
 ) -> None:
     (first, second, third), _ = replicas
     task = send(first.url, "ticker", return_immediately=True)
 
-    before = Subscriber(second.url, task["id"], stop_after=3).start().ended()
-    after = Subscriber(third.url, task["id"]).start().ended()
+    cut = Subscriber(second.url, task["id"], stop_after=3).start()
+    gates.open(task["id"], "start")
+    before = cut.ended()
+    # The ticker waits before its last tick: the task is still running when it is resumed.
+    resuming = Subscriber(third.url, task["id"]).start()
+    gates.open(task["id"], "finish")
+    after = resuming.ended()
 
     assert "task" in after[0]
     assert ticks(before) == list(range(ticks(before)[0], ticks(before)[-1] + 1))

@@ -273,7 +273,7 @@ async def test_an_agents_yaml_reload_keeps_the_spawned_partner(agents: Path, ech
             f"version: 1\nagents:\n  - name: my-echo\n    url: {echoer}\n"
             f"  - name: second\n    url: {echoer}\n"
         )
-        with anyio.fail_after(10):  # the hub polls agents.yaml every second
+        with anyio.fail_after(30):  # the hub polls agents.yaml every second
             while True:
                 names = [
                     p["name"] for p in _data(await _send(ops, swarmKind="sync_state"))["partners"]

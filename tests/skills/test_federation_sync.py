@@ -91,7 +91,7 @@ def _data(task: Task) -> Any:
 async def _wait_until_listed(peer: str, name: str) -> None:
     """Until the peer's sync_state lists `name` (it polls its agents.yaml every second)."""
     async with _client(peer) as client:
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             while True:
                 partners = _data(await _send(client, swarmKind="sync_state"))["partners"]
                 if name in [partner["name"] for partner in partners]:

@@ -61,6 +61,18 @@ async def _ask(url: str, text: str, **metadata: object) -> Task:
     return reply
 
 
+async def _until_listed(url: str, name: str) -> None:
+    """Until the hub at `url` lists partner `name` (its watcher polls agents.yaml every
+    second; it offers no event to wait on)."""
+    async with httpx.AsyncClient() as http:
+        with anyio.fail_after(30):
+            while True:
+                listed = (await http.get(f"{url}/agents")).json()["agents"]
+                if name in [entry["name"] for entry in listed]:
+                    return
+                await anyio.sleep(0.1)
+
+
 def _why(task: Task) -> str:
     assert task.status.message is not None
     return task.status.message.text()
@@ -118,7 +130,7 @@ async def test_two_hubs_that_list_each_other_refuse_the_loop(tmp_path: Path) -> 
         serve_on_loopback(_hub(tmp_path / "a.yaml", {"b": b})) as a,
     ):
         b_file.write_text(f"version: 1\nagents:\n  - name: a\n    url: {a}\n")
-        await anyio.sleep(2.5)  # b's watcher polls agents.yaml every second
+        await _until_listed(b, "a")
         task = await _ask(a, "hello", agent="b")
 
     assert task.status.state is TaskState.FAILED

@@ -47,7 +47,7 @@ def _config(tmp_path: Path, partner: str) -> Path:
 def _stop(process: subprocess.Popen[bytes]) -> list[str]:
     """Stop the hub as Ctrl-C would, and the lines it wrote after its start-up line."""
     process.terminate()
-    process.wait(timeout=20)
+    process.wait(timeout=60)
     assert process.stderr is not None
     return process.stderr.read().decode().splitlines()
 

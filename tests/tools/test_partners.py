@@ -28,7 +28,6 @@ from tests.client.scripted import (
     card_document,
     respond,
     rpc_result,
-    sse,
 )
 from tests.tools.agents import registry_file
 
@@ -221,23 +220,41 @@ async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_i
     url, agent = scripted
     agent.routes[CARD_GET] = respond(200, _card(url, description="d", skills=["echo"]))
     task = {"id": "late-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
+    received = anyio.Event()
+    given_up = anyio.Event()
 
     async def slow_to_name(call: Call, receive: Receive, send: Send) -> None:
-        await anyio.sleep(0.5)  # the request is in, the task not yet named
-        await sse([{"task": task}], then="close")(call, receive, send)
+        received.set()
+        await given_up.wait()  # the request is in, the caller gone, the task not yet named
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        document = {"jsonrpc": "2.0", "id": call.rpc_id, "result": {"task": task}}
+        chunk = b"data: " + json.dumps(document).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        # The task goes on working: the stream stays open until the caller hangs up.
+        while (await receive())["type"] != "http.disconnect":
+            pass
 
     agent.routes["SendStreamingMessage"] = slow_to_name
     agent.routes["CancelTask"] = rpc_result({**task, "status": {"state": "TASK_STATE_CANCELED"}})
     registry = registry_file(tmp_path / "agents.yaml", {"slow": url})
 
     async with Partners(registry) as partners:
-        started = anyio.current_time()
-        with anyio.move_on_after(0.2) as gave_up:
-            await partners["slow"].call(message="hello")
-        waited = anyio.current_time() - started
+        # The caller gives up once the partner has the message (a fixed delay could run out
+        # before the request is even sent on a busy machine, leaving nothing to cancel); the
+        # call then waits for the task's name, not for the task, which never ends here.
+        with anyio.fail_after(30), anyio.CancelScope() as gave_up:
+            async with anyio.create_task_group() as group:
+
+                async def give_up_once_sent() -> None:
+                    await received.wait()
+                    gave_up.cancel()
+                    given_up.set()
+
+                group.start_soon(give_up_once_sent)
+                await partners["slow"].call(message="hello")
 
     assert gave_up.cancelled_caught
-    assert waited < 2, "the caller waits for the task's name, not for the task"
     assert agent.calls["CancelTask"] == 1
     cancel = next(c for c in agent.seen if c.key == "CancelTask")
     assert cancel.document["params"]["id"] == "late-1"

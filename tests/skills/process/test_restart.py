@@ -85,7 +85,7 @@ skills:
         assert asking is not None
         process.send_signal(signal.SIGTERM)
         # uvicorn shuts down cleanly, then ends with the signal it got.
-        assert process.wait(timeout=20) in (0, -signal.SIGTERM)
+        assert process.wait(timeout=60) in (0, -signal.SIGTERM)
         # The hub waits for each run's process group to die before it exits.
         for pid in (running["pid"], running["child"], asking["pid"]):
             assert is_gone(pid), pid
