@@ -12,6 +12,7 @@ HubError
 │   ├── InvalidParamsError                 -32602  params do not match the method's schema
 │   │   ├── LimitExceededError                     a configured limit was reached (HTTP 429)
 │   │   │   └── RateLimitedError                   over the request rate (429, Retry-After)
+│   │   ├── PartTooLargeError                      a part over limits.max_part_bytes (413)
 │   │   ├── SkillNotAllowedError                   a skill outside the caller's scope (403)
 │   │   ├── DirectiveNotAllowedError               a directive the caller may not send (403)
 │   │   ├── AgentNameTakenError                    a new partner's name is in use (409)
@@ -97,6 +98,7 @@ __all__ = [
     "MethodNotFoundError",
     "NoSupportedInterfaceError",
     "ParseError",
+    "PartTooLargeError",
     "PartnerBusyError",
     "PartnerNotFoundError",
     "PartnerTimeoutError",
@@ -206,6 +208,14 @@ class LimitExceededError(InvalidParamsError):
     reason = "LIMIT_EXCEEDED"
     http_status = 429
     rpc_status = "RESOURCE_EXHAUSTED"
+
+
+class PartTooLargeError(InvalidParamsError):
+    """A message part is larger than `limits.max_part_bytes`: 413 with the body limit's
+    reason, not a 429, which clients (the hub's own among them) read as "busy, retry"."""
+
+    reason = "PAYLOAD_TOO_LARGE"
+    http_status = 413
 
 
 class RateLimitedError(LimitExceededError):

@@ -67,7 +67,7 @@ def serve(args: argparse.Namespace, running: Running) -> int:
         file=sys.stderr,
         flush=True,
     )
-    fit_open_files_limit(settings.server.max_connections)
+    fit_open_files_limit(settings.server.max_connections, settings.server.max_pending_connections)
     config = ServerConfig(
         app,
         settings=settings.server,

@@ -51,7 +51,14 @@ class ServerSettings(StrictModel):
     idle_timeout: float = Field(default=5.0, le=3600.0)
     """Seconds a kept-alive connection may sit idle between requests before it is closed."""
     max_connections: int = Field(default=1000, ge=1, le=1_000_000)
-    """Connections served at once; one more is answered 503 and closed."""
+    """Connections served at once, counted once a connection's first request headers are in;
+    one more is answered 503 and closed."""
+    max_pending_connections: int = Field(default=1000, ge=1, le=1_000_000)
+    """Connections still sending their first request's headers, every address together;
+    past it a new one closes the one that has waited longest (of its own address first)."""
+    max_pending_per_address: int = Field(default=100, ge=1, le=1_000_000)
+    """The same, from one client address (an IPv6 /64); past it a new one closes that
+    address's longest-waiting one."""
 
     @field_validator("keepalive", "header_timeout", "idle_timeout", mode="before")
     @classmethod

@@ -1,10 +1,10 @@
 """Who is looking at the console, and what each request must carry.
 
-Every page resolves its `Visitor` from the session cookie (a session is started on the first
-visit). With auth on, a visitor who has not given a credential is sent to the sign-in page;
-with auth off every visitor is the anonymous caller. The console then calls the hub's
-operations in that caller's call scope, so it sees exactly what the credential may see: its
-own tasks, its skills and its partners.
+Every page resolves its `Visitor` from the session cookie (set on the first visit; the hub
+stores a session only when a visitor signs in). With auth on, a visitor who has not given a
+credential is sent to the sign-in page; with auth off every visitor is the anonymous caller.
+The console then calls the hub's operations in that caller's call scope, so it sees exactly
+what the credential may see: its own tasks, its skills and its partners.
 
 State-changing requests (POST) must come from the console's own pages: a cross-origin
 `Origin` is refused, and the session's CSRF token must be in the form or the
@@ -82,23 +82,24 @@ def _address(request: AnyRequest) -> str:
 
 
 def visitor_of(request: AnyRequest, *, signed_in: bool = True) -> Visitor:
-    """The request's visitor, starting a session on a first visit.
+    """The request's visitor: its signed-in session, or an anonymous one (with a cookie to
+    set on a first visit) that the hub does not store.
 
     Raises:
         SignInRequiredError: `signed_in` and auth is on and no credential was given.
     """
     console = console_of(request)
-    session = console.sessions.find(request.cookies.get(COOKIE))
+    cookie = request.cookies.get(COOKIE)
+    session = console.sessions.find(cookie)
     if session is None:
-        session = console.sessions.start()
-        request.state.console_session = session  # the page sets the cookie
-    if session.caller is None and not console.auth_enabled:
-        session.caller = Caller(address=_address(request))
-    if session.caller is None:
-        if signed_in:
-            raise SignInRequiredError
-        return Visitor(session, Caller(address=_address(request)))
-    return Visitor(session, session.caller)
+        session = console.sessions.anonymous(cookie)
+        if session.session_id != cookie:
+            request.state.console_session = session  # the page sets the cookie
+    if session.caller is not None:
+        return Visitor(session, session.caller)
+    if signed_in and console.auth_enabled:
+        raise SignInRequiredError
+    return Visitor(session, Caller(address=_address(request)))
 
 
 def session_cookie(request: AnyRequest) -> list[Cookie]:
@@ -119,12 +120,7 @@ def session_cookie(request: AnyRequest) -> list[Cookie]:
     ]
 
 
-def check_csrf(request: AnyRequest, visitor: Visitor, form_token: str | None) -> None:
-    """Refuse a state-changing request that is not from the console's own page.
-
-    Raises:
-        CsrfRefusedError: another origin sent it, or it lacks the session's token.
-    """
+def _check_origin(request: AnyRequest) -> None:
     origin = request.headers.get("origin")
     if origin is not None:
         # The hub's own origin: as the browser reached it, or its public URL (a proxy in
@@ -132,17 +128,30 @@ def check_csrf(request: AnyRequest, visitor: Visitor, form_token: str | None) ->
         public = urlsplit(hub_of(request).settings.server.base_url()).netloc
         if urlsplit(origin).netloc not in (request.headers.get("host", ""), public):
             raise CsrfRefusedError
+
+
+def check_csrf(request: AnyRequest, visitor: Visitor, form_token: str | None) -> None:
+    """Refuse a state-changing request that is not from the console's own page.
+
+    Raises:
+        CsrfRefusedError: another origin sent it, or it lacks the session's token.
+    """
+    _check_origin(request)
     token = request.headers.get(CSRF_HEADER) or form_token
     if not visitor.session.accepts(token):
         raise CsrfRefusedError
 
 
 async def form_of(request: AnyRequest, visitor: Visitor) -> dict[str, str]:
-    """The posted form's fields, once its CSRF token is checked.
+    """The posted form's fields, once its CSRF token is checked. A form from another origin
+    is refused before its body is read; the body is read up to `limits.max_body` (the app's
+    request limit), past which the request is refused with 413.
 
     Raises:
         CsrfRefusedError: see `check_csrf`.
+        RequestEntityTooLarge: the body is larger than `limits.max_body`.
     """
+    _check_origin(request)
     form = await request.form()
     fields = {key: str(value) for key, value in form.items() if isinstance(value, str)}
     check_csrf(request, visitor, fields.pop(CSRF_FIELD, None))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from litestar import Response, Router
 from litestar.datastructures import ResponseHeader
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 from litestar.response import Redirect
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
@@ -73,6 +74,16 @@ def _forbidden(request: AnyRequest, exc: Exception) -> Response[bytes]:
     )
 
 
+def _too_large(request: AnyRequest, exc: Exception) -> Response[bytes]:
+    limit: int = request.app.state.hub.settings.limits.max_body
+    return Response(
+        content=f"refused: the form is larger than {limit} bytes, the limit "
+        "(limits.max_body)".encode(),
+        status_code=413,
+        media_type="text/plain",
+    )
+
+
 def build_console(
     settings: Settings,
     *,
@@ -106,7 +117,11 @@ def build_console(
             static,
         ],
         response_headers=_HEADERS,
-        exception_handlers={SignInRequiredError: _sign_in, CsrfRefusedError: _forbidden},
+        exception_handlers={
+            SignInRequiredError: _sign_in,
+            CsrfRefusedError: _forbidden,
+            RequestEntityTooLarge: _too_large,
+        },
     )
     state = ConsoleState(
         path=settings.ui.path,

@@ -41,6 +41,8 @@ async def login(request: AnyRequest) -> Template | Redirect:
     console = console_of(request)
     visitor = visitor_of(request, signed_in=False)
     fields = await form_of(request, visitor)
+    if not console.auth_enabled:
+        return Redirect(path=console.path, status_code=303)
     secret = fields.get("secret", "").strip()
     if fields.get("kind") == "bearer":
         headers = {"authorization": f"Bearer {secret}"}

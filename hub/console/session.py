@@ -5,10 +5,18 @@ the hub side (a restart signs everyone out). It holds the `Caller` the credentia
 the visitor signed in, never the credential itself, and a random token that every
 state-changing request must present (a form field or the `X-CSRF-Token` header), compared in
 constant time.
+
+Only a sign-in stores a session. A visitor who has not signed in (every visitor with auth
+off) gets a random id in the same cookie and nothing on the hub side: its forms' token is
+that id signed with a key the process drew at start-up, so it is good only with the cookie
+it came with, and no number of anonymous visits can push a signed-in session out of the
+store.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 import time
@@ -24,6 +32,9 @@ CSRF_FIELD = "_csrf"
 """The form field a state-changing form carries its token in."""
 CSRF_HEADER = "x-csrf-token"
 """The header a `fetch` action carries its token in."""
+_MAX_ID = 64
+"""Longest cookie value taken as an anonymous visitor's id (the hub's ids have 43
+characters); a longer one is replaced."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -33,7 +44,7 @@ class ConsoleSession:
     Attributes:
         session_id: the cookie's value.
         csrf: the token state-changing requests must present.
-        caller: who signed in; None until a credential was given (auth on).
+        caller: who signed in; None for a visitor who has not (its session is not stored).
         last_seen: monotonic seconds of the last request.
     """
 
@@ -48,12 +59,13 @@ class ConsoleSession:
 
 
 class Sessions:
-    """The console's sessions by id: at most `capacity`, each dropped after `idle` seconds
-    without a request (the least recently used goes first when full).
+    """The signed-in sessions by id: at most `capacity`, each dropped after `idle` seconds
+    without a request (the least recently used goes first when full); and the unstored
+    sessions of the visitors who have not signed in.
 
     Args:
-        capacity: most sessions kept.
-        idle: seconds a session lives without a request.
+        capacity: most signed-in sessions kept.
+        idle: seconds a signed-in session lives without a request.
         clock: monotonic seconds.
     """
 
@@ -68,9 +80,11 @@ class Sessions:
         self._capacity = capacity
         self._idle = idle
         self._clock = clock
+        self._key = secrets.token_bytes(32)
 
     def find(self, session_id: str | None) -> ConsoleSession | None:
-        """The live session with that id, touched; None for an unknown or expired one."""
+        """The live signed-in session with that id, touched; None for an unknown or expired
+        one."""
         if not session_id:
             return None
         session = self._sessions.get(session_id)
@@ -82,8 +96,8 @@ class Sessions:
         self._sessions.move_to_end(session_id)
         return session
 
-    def start(self, caller: Caller | None = None) -> ConsoleSession:
-        """A new session (for `caller` when given), with a fresh id and token."""
+    def start(self, caller: Caller) -> ConsoleSession:
+        """A new signed-in session for `caller`, with a fresh id and token, stored."""
         session = ConsoleSession(
             session_id=secrets.token_urlsafe(32),
             csrf=secrets.token_urlsafe(32),
@@ -95,6 +109,15 @@ class Sessions:
             self._sessions.popitem(last=False)
         return session
 
+    def anonymous(self, session_id: str | None) -> ConsoleSession:
+        """The session of a visitor who has not signed in: the id from its cookie (a fresh
+        one when it has none that could be ours), its token that id signed; never stored."""
+        if not session_id or len(session_id) > _MAX_ID:
+            session_id = secrets.token_urlsafe(32)
+        digest = hmac.new(self._key, session_id.encode(), hashlib.sha256).digest()
+        csrf = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        return ConsoleSession(session_id=session_id, csrf=csrf, last_seen=self._clock())
+
     def end(self, session_id: str) -> None:
-        """Forget a session (sign out)."""
+        """Forget a signed-in session (sign out); nothing for any other id."""
         self._sessions.pop(session_id, None)

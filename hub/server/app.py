@@ -19,6 +19,7 @@ from hub.errors import (
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
+    PayloadTooLargeError,
 )
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
@@ -79,12 +80,18 @@ async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
-    """Errors Litestar raises before a handler runs (no route, wrong verb) in the A2A shape."""
+    """Errors Litestar raises outside the hub's own handling (no route, wrong verb, a body
+    over `limits.max_body` on a route that lets Litestar read it) in the A2A shape."""
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     if status in (404, 405):
         error: Any = MethodNotFoundError(
             f"no route for {request.method} {request.url.path}; see the card's "
             "supportedInterfaces for the A2A endpoints"
+        )
+    elif status == 413:
+        limit = request.app.state.hub.settings.limits.max_body
+        error = PayloadTooLargeError(
+            f"request body is larger than {limit} bytes, the limit (limits.max_body)"
         )
     elif status < 500:
         error = InvalidRequestError(str(getattr(exc, "detail", "")) or "bad request")
@@ -252,6 +259,8 @@ def create_app(
         ],
         openapi_config=None,
         logging_config=None,
-        # Bodies are size-checked by the handlers, which answer in the protocol's own terms.
-        request_max_body_size=None,
+        # No route reads more: the A2A handlers read their bodies themselves, raw, to answer
+        # in the protocol's own terms; every other body (the console's forms) is read by
+        # Litestar, which stops at the limit (the declared length first) with a 413.
+        request_max_body_size=settings.limits.max_body,
     )

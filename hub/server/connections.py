@@ -1,5 +1,6 @@
 """How the hub's HTTP server treats connections: a deadline for a request's headers, a
-deadline for an idle kept-alive connection, and a cap on the connections served at once.
+deadline for an idle kept-alive connection, a cap on the connections served at once, and a
+bound on those still sending their headers.
 
 uvicorn closes idle kept-alive connections (`timeout_keep_alive`), but it gives a request no
 deadline for its headers: a client that opens a connection and sends half a request line
@@ -7,11 +8,13 @@ holds it, and a file descriptor, for as long as it likes, and enough such client
 everyone else out. Its `limit_concurrency` counts the connections it refuses and the running
 requests alike, checks again on every request of a kept-alive connection it has admitted,
 and answers a bare 503 with no `Retry-After`. So the hub runs uvicorn with its own HTTP
-protocol, uvicorn's httptools one plus two things: a timer from the moment a connection opens
-(or a further request on it starts) until its headers are complete, which closes the
-connection when it fires; and an admission count, so that a connection over
-`server.max_connections` is answered 503 and closed, while the connections already admitted
-keep being served.
+protocol, uvicorn's httptools one plus three things: a timer from the moment a connection
+opens (or a further request on it starts) until its headers are complete, which closes the
+connection when it fires; an admission count, taken when a connection's first request
+headers are in, so that a connection over `server.max_connections` is answered 503 and
+closed, while the connections already admitted keep being served; and, until then, a place
+in the pool of connections waiting for their headers (`hub/server/pending.py`), which a flood
+of half-open connections fills and churns without taking a slot a client needs.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 from hub.config import ServerSettings
+from hub.server.pending import PendingConnections
 
 __all__ = ["ConnectionGuard", "ServerConfig", "fit_open_files_limit"]
 
@@ -35,7 +39,7 @@ log = logging.getLogger("hub.server")
 
 _SPARE_FILES = 256
 """Open files the hub needs besides its connections: the store, partner connections, skill
-processes' pipes."""
+processes' pipes, connections being refused."""
 
 
 class _Tally:
@@ -59,38 +63,67 @@ class _Tally:
 
 
 class ConnectionGuard:
-    """The connection settings of one server, and the count of the connections it admitted.
+    """The connection settings of one server, the count of the connections it admitted, and
+    the pool of those still waiting for their headers.
 
     Args:
-        settings: the `server` settings (`header_timeout`, `max_connections`; uvicorn
-            itself applies `idle_timeout`).
+        settings: the `server` settings (`header_timeout`, `max_connections`,
+            `max_pending_connections`, `max_pending_per_address`; uvicorn itself applies
+            `idle_timeout`).
     """
 
     def __init__(self, settings: ServerSettings) -> None:
         self.header_timeout = settings.header_timeout
         self.max_connections = settings.max_connections
         self.admitted = 0
+        self._pending: PendingConnections[_GuardedHttpProtocol] = PendingConnections(
+            total=settings.max_pending_connections,
+            per_address=settings.max_pending_per_address,
+        )
         self._refused = _Tally(
             logging.WARNING,
-            "refused %d connection(s) with 503: %d are open, the limit (server.max_connections)",
+            "refused %d connection(s) with 503: %d are being served, the limit "
+            "(server.max_connections)",
         )
         self._late = _Tally(
             logging.INFO,
             "closed %d connection(s) that sent no complete request headers within %g s "
             "(server.header_timeout)",
         )
+        self._displaced = _Tally(
+            logging.WARNING,
+            "closed %d connection(s) still waiting for their request headers to make room "
+            "for newer ones: %d are waiting (server.max_pending_connections, "
+            "server.max_pending_per_address)",
+        )
 
-    def admit(self) -> bool:
-        """Count one more connection, if there is room for it."""
+    @property
+    def pending(self) -> int:
+        """Connections waiting for their first request's headers."""
+        return len(self._pending)
+
+    def wait_for_headers(self, connection: _GuardedHttpProtocol, host: str) -> None:
+        """Count a new connection from `host` among those waiting for their headers, closing
+        the one it displaces when the pool is full."""
+        displaced = self._pending.add(connection, host)
+        if displaced is not None:
+            self._displaced.add(len(self._pending))
+            displaced.drop()
+
+    def admit(self, connection: _GuardedHttpProtocol) -> bool:
+        """A waiting connection's headers are in: count it as served, if there is room."""
+        self._pending.remove(connection)
         if self.admitted >= self.max_connections:
             self._refused.add(self.admitted)
             return False
         self.admitted += 1
         return True
 
-    def release(self) -> None:
-        """An admitted connection has closed."""
-        self.admitted -= 1
+    def release(self, connection: _GuardedHttpProtocol, *, admitted: bool) -> None:
+        """A connection has closed."""
+        self._pending.remove(connection)
+        if admitted:
+            self.admitted -= 1
 
     def headers_late(self) -> None:
         """A connection is being closed for not sending its headers in time."""
@@ -111,7 +144,8 @@ async def _refuse(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCall
 
 
 class _GuardedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a header deadline and admission to the cap."""
+    """uvicorn's httptools protocol with a header deadline, a place among the connections
+    waiting for their headers, and admission to the cap once they are in."""
 
     def __init__(
         self,
@@ -124,35 +158,33 @@ class _GuardedHttpProtocol(HttpToolsProtocol):
         if not isinstance(config, ServerConfig):
             raise TypeError("the hub's HTTP protocol runs only with a hub ServerConfig")
         self._guard = config.guard
-        self._admitted = False
+        self._stage: Literal["waiting", "admitted", "refused"] = "waiting"
         self._header_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(  # type: ignore[override]  # as uvicorn's own
         self, transport: asyncio.Transport
     ) -> None:
         super().connection_made(transport)
-        self._admitted = self._guard.admit()
-        if not self._admitted:
-            # Answered once its request's headers are in: a response sent before the request
-            # is read would reach many clients as a reset instead.
-            self.app = _refuse
+        self._guard.wait_for_headers(self, self.client[0] if self.client else "")
         self._await_headers()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._let_go()
+        self._headers_arrived()
+        self._guard.release(self, admitted=self._stage == "admitted")
+        self._stage = "refused"  # counted nowhere any more
         super().connection_lost(exc)
+
+    def drop(self) -> None:
+        """Close the connection without an answer (it sent no complete request)."""
+        self._headers_arrived()
+        if not self.transport.is_closing():
+            self.transport.close()
 
     def _unsupported_upgrade_warning(self) -> None:
         # The hub serves no WebSocket: an upgrade request is answered as plain HTTP. uvicorn
         # would log two warnings for each (one about a missing WebSocket library), which
         # any client could use to fill the log.
         pass
-
-    def _let_go(self) -> None:
-        self._headers_arrived()
-        if self._admitted:
-            self._admitted = False
-            self._guard.release()
 
     def on_message_begin(self) -> None:
         # The first byte of a request; on a new connection the timer runs already, from the
@@ -162,6 +194,14 @@ class _GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._headers_arrived()
+        if self._stage == "waiting":
+            if self._guard.admit(self):
+                self._stage = "admitted"
+            else:
+                self._stage = "refused"
+                # Answered now that its request's headers are in: a response sent before the
+                # request is read would reach many clients as a reset instead.
+                self.app = _refuse
         super().on_headers_complete()
 
     def _await_headers(self) -> None:
@@ -223,14 +263,14 @@ class ServerConfig(uvicorn.Config):
         self.guard = ConnectionGuard(settings)
 
 
-def fit_open_files_limit(max_connections: int) -> int:
-    """Make room in the process's open-files limit for `max_connections`: the cap is only a
+def fit_open_files_limit(max_connections: int, max_pending: int | None = None) -> int:
+    """Make room in the process's open-files limit for `max_connections` served and
+    `max_pending` waiting for their headers (as many as served when None): the cap is only a
     clear refusal while there are files left to accept the connection that gets it (past
     the limit, new connections wait in the kernel's queue, unanswered).
 
-    The soft limit is raised, within the hard one, to twice the cap (connections being
-    refused hold a file until they are answered) plus room for the hub's other files; a
-    warning says when even the cap does not fit.
+    The soft limit is raised, within the hard one, to both counts together plus room for the
+    hub's other files; a warning says when even the connections served do not fit.
 
     Returns:
         The soft limit now in force (0 where the platform has none to read).
@@ -240,7 +280,8 @@ def fit_open_files_limit(max_connections: int) -> int:
     except ImportError:  # not on a Unix
         return 0
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 2 * max_connections + _SPARE_FILES
+    waiting = max_connections if max_pending is None else max_pending
+    wanted = max_connections + waiting + _SPARE_FILES
     if soft != resource.RLIM_INFINITY and soft < wanted:
         raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         if raised > soft:

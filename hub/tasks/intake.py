@@ -6,7 +6,12 @@ from __future__ import annotations
 from pydantic_core import to_json
 
 from hub.config import LimitSettings
-from hub.errors import InvalidParamsError, LimitExceededError, UnsupportedOperationError
+from hub.errors import (
+    InvalidParamsError,
+    LimitExceededError,
+    PartTooLargeError,
+    UnsupportedOperationError,
+)
 from hub.protocol import Message, Part, Task, state_name
 
 __all__ = ["check_follow_up", "check_parts", "part_size"]
@@ -29,7 +34,8 @@ def check_parts(message: Message, limits: LimitSettings) -> None:
     `limits.max_part_bytes`.
 
     Raises:
-        LimitExceededError: naming the setting (and the part) that was exceeded.
+        LimitExceededError: too many parts (naming the setting).
+        PartTooLargeError: a part too large (naming the setting and the part).
     """
     if len(message.parts) > limits.max_parts:
         raise LimitExceededError(
@@ -40,7 +46,7 @@ def check_parts(message: Message, limits: LimitSettings) -> None:
     for index, part in enumerate(message.parts):
         size = part_size(part)
         if size > limit:
-            raise LimitExceededError(
+            raise PartTooLargeError(
                 f"message part {index} holds {size} bytes; the limit is {limit} bytes "
                 "(limits.max_part_bytes): send large content by URL",
                 violations=[(f"message.parts[{index}]", f"larger than {limit} bytes")],

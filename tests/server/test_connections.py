@@ -2,7 +2,8 @@
 within `server.header_timeout` is closed (also a kept-alive one that starts a further
 request and stalls), an idle kept-alive one is closed after `server.idle_timeout`, and past
 `server.max_connections` a new connection is answered 503 and closed, while the others are
-served."""
+served. Connections still sending their headers take no slot of the cap: they have a pool of
+their own, and share of it per client address, where the oldest makes room for a new one."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ from litestar import Litestar
 
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.server import create_app
+from hub.server.pending import address_group
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
+from tests.server.raw_connections import HalfOpen, closed_by_server, one_response
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +33,7 @@ HALF_SENT = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica"
 """A request cut off in its headers."""
 HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 WAIT = 10.0
-"""Bound on every wait: well past the short deadlines the tests set, far below the defaults."""
+"""Bound on the probes: well past the short deadlines the tests set, far below the defaults."""
 
 
 def hub_app() -> Litestar:
@@ -49,34 +52,6 @@ async def hub(**server: object) -> AsyncIterator[str]:
 async def connect(url: str) -> SocketStream:
     port = int(url.rsplit(":", 1)[1])
     return await anyio.connect_tcp("127.0.0.1", port)
-
-
-async def closed_by_server(stream: SocketStream) -> bytes:
-    """Everything the server sends until it closes the connection."""
-    received = b""
-    with anyio.fail_after(WAIT):
-        while True:
-            try:
-                received += await stream.receive()
-            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionResetError):
-                return received
-
-
-async def one_response(stream: SocketStream) -> bytes:
-    """One response without a body in chunks: up to its declared length."""
-    received = b""
-    with anyio.fail_after(WAIT):
-        while b"\r\n\r\n" not in received:
-            received += await stream.receive()
-        head, _, body = received.partition(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        )
-        while len(body) < length:
-            body += await stream.receive()
-    return head
 
 
 async def test_half_sent_connections_are_closed_after_the_header_timeout() -> None:
@@ -126,20 +101,20 @@ async def test_an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() 
 
 
 async def test_over_the_connection_cap_a_client_gets_a_clear_503_until_slots_free_up() -> None:
-    async with hub(header_timeout=1, max_connections=4) as url, AsyncExitStack() as stack:
-        stalled = []
-        for _ in range(4):
+    async with hub(idle_timeout=1, max_connections=4) as url, AsyncExitStack() as stack:
+        kept = []
+        for _ in range(4):  # each has sent a request: it holds a slot until it closes
             stream = await connect(url)
             stack.push_async_callback(stream.aclose)
-            await stream.send(HALF_SENT)
-            stalled.append(stream)
-        # The server accepts connections in the order they came: these four hold every slot.
+            await stream.send(HEALTH)
+            assert (await one_response(stream)).startswith(b"HTTP/1.1 200 ")
+            kept.append(stream)
         refused_stream = await connect(url)
         stack.push_async_callback(refused_stream.aclose)
         await refused_stream.send(HEALTH)
         refused = await closed_by_server(refused_stream)
-        # The half-sent connections cannot hold the slots for longer than the header timeout.
-        answers = [await closed_by_server(stream) for stream in stalled]
+        # The kept-alive connections cannot hold the slots for longer than the idle timeout.
+        answers = [await closed_by_server(stream) for stream in kept]
         async with httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
             served = await http.get("/healthz")
     head, _, body = refused.partition(b"\r\n\r\n")
@@ -150,6 +125,95 @@ async def test_over_the_connection_cap_a_client_gets_a_clear_503_until_slots_fre
     assert body == b"too many connections (server.max_connections); retry shortly\n"
     assert answers == [b""] * 4
     assert served.status_code == 200
+
+
+async def probes(url: str, count: int) -> list[int]:
+    """The statuses of `count` GET /healthz, one after the other, each on a new connection."""
+    statuses = []
+    no_reuse = httpx.Limits(max_keepalive_connections=0)
+    async with httpx.AsyncClient(base_url=url, timeout=WAIT, limits=no_reuse) as http:
+        for _ in range(count):
+            statuses.append((await http.get("/healthz")).status_code)
+    return statuses
+
+
+async def test_connections_that_never_finish_their_headers_take_no_slot_of_the_cap() -> None:
+    async with (
+        hub(header_timeout=300, max_connections=4) as url,
+        anyio.create_task_group() as group,
+    ):
+        attack = HalfOpen(port=int(url.rsplit(":", 1)[1]), count=30)
+        await group.start(attack.run)
+        served = await probes(url, 10)
+        group.cancel_scope.cancel()
+    assert served == [200] * 10
+    assert attack.answered == 0
+
+
+async def test_half_open_connections_replaced_as_they_close_never_lock_clients_out() -> None:
+    settings = {"header_timeout": 300, "max_connections": 4, "max_pending_per_address": 5}
+    async with hub(**settings) as url, anyio.create_task_group() as group:
+        attack = HalfOpen(port=int(url.rsplit(":", 1)[1]), count=60)
+        await group.start(attack.run)
+        served: list[int] = []
+        start = attack.replaced
+        with anyio.fail_after(60):
+            # Probes, at least 20, until the server has closed (and the attacker reopened)
+            # three times as many connections as it keeps since the first.
+            while len(served) < 20 or attack.replaced - start < 180:
+                served += await probes(url, 1)
+        group.cancel_scope.cancel()
+    assert set(served) == {200}
+    assert attack.answered == 0
+
+
+async def pending(url: str, source: str, count: int, stack: AsyncExitStack) -> list[SocketStream]:
+    """`count` connections from `source` that have sent part of their headers, in order."""
+    streams = []
+    for _ in range(count):
+        stream = await anyio.connect_tcp("127.0.0.1", int(url.rsplit(":", 1)[1]), local_host=source)
+        stack.push_async_callback(stream.aclose)
+        await stream.send(HEALTH[:10])
+        streams.append(stream)
+    return streams
+
+
+async def finish(streams: list[SocketStream]) -> list[bytes]:
+    """The status lines of the answers once each connection sends the rest of its request."""
+    answers = []
+    for stream in streams:
+        await stream.send(HEALTH[10:])
+        answers.append((await one_response(stream)).split(b"\r\n", 1)[0])
+    return answers
+
+
+async def test_past_its_share_an_address_makes_room_by_losing_its_oldest_waiting_connection() -> (
+    None
+):
+    settings = {"header_timeout": 300, "max_connections": 10, "max_pending_per_address": 3}
+    async with hub(**settings) as url, AsyncExitStack() as stack:
+        others = await pending(url, "127.0.0.1", 3, stack)
+        flood = await pending(url, "127.0.0.2", 4, stack)
+        dropped = await closed_by_server(flood[0])
+        served = await finish(flood[1:] + others)
+    assert dropped == b""
+    assert served == [b"HTTP/1.1 200 OK"] * 6
+
+
+async def test_past_max_pending_connections_the_oldest_waiting_connection_makes_room() -> None:
+    settings = {"header_timeout": 300, "max_connections": 10, "max_pending_connections": 4}
+    async with hub(**settings) as url, AsyncExitStack() as stack:
+        first = await pending(url, "127.0.0.2", 2, stack)
+        second = await pending(url, "127.0.0.3", 2, stack)
+        # An address with connections waiting already gives up its own oldest...
+        more = await pending(url, "127.0.0.3", 1, stack)
+        dropped_own = await closed_by_server(second[0])
+        # ...one with none the oldest of all.
+        newcomer = await pending(url, "127.0.0.4", 1, stack)
+        dropped_oldest = await closed_by_server(first[0])
+        served = await finish([first[1], second[1], *more, *newcomer])
+    assert (dropped_own, dropped_oldest) == (b"", b"")
+    assert served == [b"HTTP/1.1 200 OK"] * 4
 
 
 async def test_admitted_connections_keep_being_served_while_others_are_refused() -> None:
@@ -177,7 +241,13 @@ async def test_admitted_connections_keep_being_served_while_others_are_refused()
 
 
 def test_connection_settings_are_checked() -> None:
-    for wrong in ({"header_timeout": 0}, {"idle_timeout": "-1s"}, {"max_connections": 0}):
+    for wrong in (
+        {"header_timeout": 0},
+        {"idle_timeout": "-1s"},
+        {"max_connections": 0},
+        {"max_pending_connections": 0},
+        {"max_pending_per_address": 0},
+    ):
         with pytest.raises(ValueError, match=next(iter(wrong))):
             ServerSettings.model_validate(wrong)
     parsed = ServerSettings.model_validate(
@@ -190,6 +260,7 @@ def test_connection_settings_are_checked() -> None:
         5.0,
         1000,
     )
+    assert (defaults.max_pending_connections, defaults.max_pending_per_address) == (1000, 100)
 
 
 async def test_a_websocket_upgrade_is_answered_as_plain_http() -> None:
@@ -241,3 +312,12 @@ def test_a_cap_the_open_files_limit_cannot_hold_is_warned_about() -> None:
     assert limits == [300, 300]
     assert logged.startswith("WARNING the open-files limit (300) leaves too little room")
     assert "(server.max_connections)" in logged
+
+
+def test_waiting_connections_are_counted_by_address_an_ipv6_one_by_its_network() -> None:
+    assert address_group("192.0.2.7") == "192.0.2.7"
+    assert address_group("::ffff:192.0.2.7") == "192.0.2.7"  # IPv4 on a dual-stack socket
+    assert address_group("2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64"
+    assert address_group("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
+    assert address_group("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert address_group("") == ""

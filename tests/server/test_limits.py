@@ -102,10 +102,15 @@ async def test_a_part_over_max_part_bytes_is_refused_naming_the_part(
 ) -> None:
     body = {"message": {**message("a"), "parts": [{"text": "fine"}, part]}}
     rest = await http.post("/message:send", json=body, headers={**V1, **ALICE.headers})
-    assert reason_of(rest) == (429, "LIMIT_EXCEEDED")
+    # Too large, not too many: sending it again later would not help.
+    assert reason_of(rest) == (413, "PAYLOAD_TOO_LARGE")
     error = rest.json()["error"]
+    assert error["status"] == "INVALID_ARGUMENT"
     assert "limits.max_part_bytes" in error["message"]
     assert error["details"][1]["fieldViolations"][0]["field"] == "message.parts[1]"
+    jsonrpc = await http.post("/", json=rpc("SendMessage", body), headers={**V1, **ALICE.headers})
+    assert reason_of(jsonrpc) == (-32602, "PAYLOAD_TOO_LARGE")
+    assert jsonrpc.status_code == 200
     v03_part = {"kind": "text", "text": part["text"]} if "text" in part else None
     if v03_part is not None:  # the 0.3 door runs the same check
         v03 = {"message": {**message("a", v03=True), "parts": [v03_part]}}
