@@ -13,9 +13,8 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from litestar.types import Receive, Scope, Send
 
-from hub.config import Settings
+from hub.config import Settings, settle_default_skill
 from hub.errors import (
-    ConfigError,
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
@@ -119,15 +118,12 @@ def create_app(
             The app's lifespan shuts its tracer down (exporting what is pending).
 
     Raises:
-        ConfigError: the default skill is missing, an extension names an unknown skill,
+        ConfigError: `default_skill` names a skill not served, an extension names an unknown skill,
             the card promises what is not served, or tracing is on without the `otel` extra.
     """
-    if settings.default_skill not in skills:
-        known = ", ".join(sorted(skills)) or "none"
-        raise ConfigError(
-            f"default_skill '{settings.default_skill}' is not among the configured skills "
-            f"(known: {known})"
-        )
+    # Left out of the settings, the default skill is the first one served, here as in
+    # `Hub` and `a2a-hub skills`, whoever built the settings.
+    settings = settle_default_skill(settings, list(skills))
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
     extensions = ExtensionPolicy.from_settings(settings.card.extensions)
