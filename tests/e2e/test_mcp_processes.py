@@ -18,6 +18,7 @@ import httpx2
 import mcp_types as mcp
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client import stdio as mcp_stdio
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -435,3 +436,30 @@ async def test_a2a_hub_mcp_serves_the_same_tools_on_stdio(setup: Setup, mode: st
     assert text_of(asked) == "you said: blue"
     assert failed.is_error
     assert FAILURE in text_of(failed)
+
+
+async def test_a2a_hub_mcp_started_in_another_folder_serves_every_partner_quietly(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """As a desktop client starts it: in a folder of the client's choosing, with no
+    config/hub.yaml there, given only agents.yaml."""
+    elsewhere = tmp_path / "client-folder"
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hub", "mcp", "--agents", str(setup.agents)],
+        cwd=str(elsewhere),
+    )
+    errlog = tmp_path / "stderr.txt"
+    with errlog.open("w", encoding="utf-8") as stderr, anyio.fail_after(120):
+        async with Client(mcp_stdio.stdio_client(params, errlog=stderr)) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            quick = await client.call_tool("a2a_quick", {"message": "capital?"})
+            routed = await client.call_tool("delegate", {"message": "capital?", "agent": "quick"})
+    assert tools == PARTNER_TOOLS | {"skill_echo", "delegate", "swarm"}
+    assert text_of(quick) == "Paris"
+    assert text_of(routed) == "Paris"
+    # Its tasks were kept in memory: nothing written where the client started it.
+    assert list(elsewhere.iterdir()) == []
+    # stderr is the client's view of the server's complaints: no INFO line on every start.
+    assert errlog.read_text(encoding="utf-8") == ""
