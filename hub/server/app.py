@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -36,15 +37,18 @@ from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
-from hub.store import TaskStore
+from hub.store import TaskStore, describe_store
 from hub.tasks import TaskManager
 from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
+from hub.telemetry.logs import hub_logs_shown
 from hub.telemetry.setup import build_telemetry
 from hub.tools import PartnerChildren, Partners
 from hub.tools.partner_sync import shared_partners
 
 __all__ = ["create_app"]
+
+log = logging.getLogger("hub.server")
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -206,8 +210,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
-        with use_telemetry(telemetry):
+        with (
+            use_telemetry(telemetry),
+            hub_logs_shown(settings.server.log_level, settings.server.log_format),
+        ):
             await store.open()
+            log.info(
+                "%s serves %s; tasks are kept in %s",
+                card.name,
+                ", ".join(skills),
+                describe_store(store),
+            )
             try:
                 # Push starts before the manager, so the tasks its recovery fails are
                 # reported. The gateway's partner streams end before the partners' HTTP

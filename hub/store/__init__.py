@@ -12,7 +12,7 @@ from hub.store.base import (
     TaskRecord,
     TaskStore,
 )
-from hub.store.factory import build_store, check_store_free, store_location
+from hub.store.factory import build_store, check_store_free, describe_store, store_location
 from hub.store.memory import MemoryTaskStore
 from hub.store.postgres import PostgresTaskStore
 from hub.store.sqlite import SqliteTaskStore
@@ -32,5 +32,6 @@ __all__ = [
     "TaskStore",
     "build_store",
     "check_store_free",
+    "describe_store",
     "store_location",
 ]

@@ -11,7 +11,7 @@ from hub.store.postgres import PostgresTaskStore, redact_dsn
 from hub.store.sqlite import SqliteTaskStore
 from hub.store.sqlite_lock import StoreLock
 
-__all__ = ["build_store", "check_store_free", "store_location"]
+__all__ = ["build_store", "check_store_free", "describe_store", "store_location"]
 
 
 def build_store(
@@ -53,6 +53,17 @@ def store_location(kind: str, path: str | None = None, *, dsn: str | None = None
     if kind == "postgres" and dsn:
         return redact_dsn(dsn)
     return kind
+
+
+def describe_store(store: TaskStore) -> str:
+    """Where `store` keeps its tasks, as `store_location` says it."""
+    if isinstance(store, SqliteTaskStore):
+        return store_location("sqlite", str(store.path))
+    if isinstance(store, PostgresTaskStore):
+        return store.where
+    if isinstance(store, MemoryTaskStore):
+        return "memory"
+    return type(store).__name__
 
 
 def check_store_free(kind: str, path: str | None = None) -> None:
