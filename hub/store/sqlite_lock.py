@@ -12,7 +12,6 @@ message that refuses the next one. Several processes on one store is what Postgr
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
 import os
 import shlex
@@ -68,7 +67,7 @@ class StoreLock:
                 "point store.path at a writable place"
             ) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusively(fd)
         except BlockingIOError:
             owner = _read_owner(fd)
             os.close(fd)
@@ -95,6 +94,22 @@ class StoreLock:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+if sys.platform == "win32":
+
+    def _lock_exclusively(fd: int) -> None:
+        raise OSError(errno.ENOSYS, "no flock on Windows")
+
+else:
+    import fcntl
+
+    def _lock_exclusively(fd: int) -> None:
+        """An exclusive `flock`, or BlockingIOError at once if another holds one. Not
+        `fcntl` record locks: those are the process's, so any close of the file in this
+        process would drop them, and two stores of one process would not exclude each
+        other."""
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def _write_owner(fd: int) -> None:
