@@ -71,7 +71,7 @@ class StoreLock:
         except BlockingIOError:
             owner = _read_owner(fd)
             os.close(fd)
-            raise StoreInUseError(_in_use(self.database, owner)) from None
+            raise StoreInUseError(_in_use(self.database.absolute(), owner)) from None
         except OSError as exc:
             if exc.errno not in _UNSUPPORTED:
                 os.close(fd)
