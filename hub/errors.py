@@ -34,11 +34,14 @@ HubError
 │   ├── ExtensionSupportRequiredError      -32008
 │   └── VersionNotSupportedError           -32009
 ├── ConfigError                    a settings or agents.yaml file is wrong (start-up error)
-│   └── CardMismatchError                  the card advertises what the server does not serve
+│   ├── CardMismatchError                  the card advertises what the server does not serve
+│   └── StoreInUseError                    another process owns the SQLite store; also a
+│                                          StoreError (see below)
 ├── InvalidTransitionError         a task state change the state machine forbids
 ├── SkillError                     raised by a skill to fail its task with a message
 ├── StoreError                     the task store could not read or write
-│   └── StoreOutageError                   its server cannot be reached now (logged once)
+│   ├── StoreOutageError                   its server cannot be reached now (logged once)
+│   └── StoreInUseError                    (the same class, drawn under ConfigError)
 └── ClientError                    a call to another agent failed
     ├── AgentUnreachableError              no connection could be made (nothing was sent)
     ├── AgentTimeoutError                  the agent did not answer in time
@@ -59,6 +62,10 @@ caller. Client errors are made from httpx errors and unusable answers in one pla
 `hub.client.http_errors`: a client error's message names the agent and the kind of fault
 and nothing else (it may reach the hub's callers); what else is known (the agent's URL, the
 socket error, what its answer said) is in its `detail`, for the hub's log.
+
+`StoreInUseError` doubles the same way: the store refuses to open a SQLite file another
+process holds (a `StoreError`, from the store), and for the command line that is a
+configuration error (exit status 2): nothing was read or sent, and the fix is a setting.
 
 A `ProtocolError` is turned into a JSON-RPC error or a `google.rpc.Status` body in one place
 (`hub.server.errors`); everything else that reaches a request boundary becomes `InternalError`
@@ -111,6 +118,7 @@ __all__ = [
     "SkillError",
     "SkillNotAllowedError",
     "StoreError",
+    "StoreInUseError",
     "StoreOutageError",
     "StoreUnavailableError",
     "TaskNotCancelableError",
@@ -472,6 +480,11 @@ class StoreOutageError(StoreError):
 
     The store logs the outage once when it starts and once when it ends, so whoever
     catches this need not log it again; what failed is retried or refused as retryable."""
+
+
+class StoreInUseError(StoreError, ConfigError):
+    """The SQLite store is open in another process: refused at start-up, before anything is
+    read or sent (a configuration error: give this process a store of its own)."""
 
 
 class AgentUnreachableError(ClientError):

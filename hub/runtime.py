@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -45,12 +46,18 @@ from hub.server import create_app
 from hub.server.connections import ServerConfig
 from hub.skills import LocalSkill, configured_skills
 from hub.skills.tools import with_tools
-from hub.store import MemoryTaskStore, TaskStore, build_store
+from hub.store import (
+    MemoryTaskStore,
+    TaskStore,
+    build_store,
+    check_store_free,
+    store_location,
+)
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
 from hub.tools.partner_sync import shared_partners
 
-__all__ = ["Hub", "listen"]
+__all__ = ["Hub", "announce", "listen"]
 
 
 def listen(settings: Settings) -> tuple[socket.socket, Settings]:
@@ -78,6 +85,19 @@ def listen(settings: Settings) -> tuple[socket.socket, Settings]:
         update={"server": settings.server.model_copy(update={"port": port})}
     )
     return sock, bound
+
+
+def announce(settings: Settings) -> None:
+    """Say on stderr where the hub listens and where it keeps its tasks. Printed, not logged:
+    the address must show whatever the log level (tests read it too)."""
+    store = settings.store
+    where = store_location(store.kind, store.path, dsn=store.dsn)
+    print(
+        f"a2a-hub listening on http://{settings.server.host}:{settings.server.port} "
+        f"(store: {where})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str, LocalSkill]:
@@ -217,7 +237,9 @@ class Hub:
         """Serve the hub on uvicorn in the current event loop until cancelled.
 
         `url = await task_group.start(partial(hub.serve, port=0))` gives the URL served once
-        the socket listens (requests sent from then on queue until uvicorn takes them).
+        the socket listens (requests sent from then on queue until uvicorn takes them). Like
+        `a2a-hub serve`, it prints where it listens and where the tasks are kept
+        (`store.path`, `var/hub.db` of the current folder by default) on stderr.
 
         Args:
             host: the address to listen on (default: `server.host`).
@@ -225,6 +247,7 @@ class Hub:
             task_status: set to the URL served, for `TaskGroup.start`.
 
         Raises:
+            StoreInUseError: the settings' SQLite store is open in another process.
             ConfigError: the address cannot be bound, or the settings are inconsistent.
         """
         import uvicorn
@@ -234,9 +257,11 @@ class Hub:
                 key: value for key, value in (("host", host), ("port", port)) if value is not None
             }
         )
+        check_store_free(self.settings.store.kind, self.settings.store.path)
         sock, settings = listen(self.settings.model_copy(update={"server": server}))
         try:
             app = self.asgi_app(settings)
+            announce(settings)
             task_status.started(f"http://{settings.server.host}:{settings.server.port}")
             config = ServerConfig(
                 app,

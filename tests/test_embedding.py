@@ -12,7 +12,9 @@ import pytest
 
 from hub import Hub, SkillContext, TaskState, skill
 from hub.client import A2AClient, build_http_client, user_message
+from hub.errors import StoreInUseError
 from hub.protocol import Task
+from hub.store import SqliteTaskStore
 from hub.testing import serve_on_loopback
 
 pytestmark = pytest.mark.anyio
@@ -66,3 +68,29 @@ async def test_hub_serve_runs_in_the_callers_event_loop_until_cancelled() -> Non
             url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
             assert answer(await ask(url, "Grace")) == "Hello, Grace!"
         group.cancel_scope.cancel()
+
+
+async def test_hub_serve_says_where_it_listens_and_where_it_keeps_the_tasks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    hub = Hub(skills=[greet])
+    async with anyio.create_task_group() as group:
+        with anyio.fail_after(30):
+            url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
+            assert answer(await ask(url, "Ada")) == "Hello, Ada!"
+        group.cancel_scope.cancel()
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == f"a2a-hub listening on {url} (store: {Path.cwd() / 'var' / 'hub.db'})"
+
+
+async def test_hub_serve_on_a_store_another_owner_holds_raises_before_listening(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    owner = SqliteTaskStore(Path("var/hub.db"))
+    await owner.open()
+    try:
+        with anyio.fail_after(30), pytest.raises(StoreInUseError):
+            await Hub(skills=[greet]).serve(host="127.0.0.1", port=0)
+    finally:
+        await owner.close()
+    assert "listening on" not in capsys.readouterr().err

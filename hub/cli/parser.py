@@ -164,14 +164,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "mcp",
         "hub.cli.mcp:serve_mcp",
         "serve the hub's tools over MCP on stdio",
-        "Speak MCP on stdin/stdout (for clients that launch their servers, such as Claude "
-        "Desktop): every partner and local skill as a tool. See docs/mcp.md.",
+        "Speak MCP on stdin/stdout (for clients that launch their servers, such as Claude\n"
+        "Desktop): every partner of agents.yaml and every local skill as a tool, wherever it\n"
+        "is started (the delegate and swarm skills are served even when the settings leave\n"
+        "them out).\n\n"
+        "Tasks are kept in memory unless --store names a file: the settings' SQLite file is\n"
+        "`a2a-hub serve`'s, and one SQLite store serves one process. A PostgreSQL store is\n"
+        "used as the settings say. Logs go to stderr, warnings only unless --log-level says\n"
+        "otherwise. See docs/mcp.md.",
         parents=[configured],
     )
     mcp.add_argument("--agents", help="partner registry (agents.yaml)")
-    mcp.add_argument("--store", help="SQLite file, or 'memory'")
     mcp.add_argument(
-        "--log-level", choices=["debug", "info", "warning", "error"], help="log verbosity"
+        "--store",
+        help="SQLite file of this process's own, or 'memory' (the default unless the settings "
+        "name PostgreSQL)",
+    )
+    mcp.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity on stderr (default: warning)",
     )
 
     database = command(

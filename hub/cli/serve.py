@@ -16,9 +16,9 @@ import uvicorn
 from hub.cli.outcome import OK, Running
 from hub.cli.settings import command_settings
 from hub.errors import ConfigError
-from hub.runtime import Hub, listen
+from hub.runtime import Hub, announce, listen
 from hub.server.connections import ServerConfig, fit_open_files_limit
-from hub.store.postgres import redact_dsn
+from hub.store import check_store_free
 from hub.telemetry.logs import configure_logging
 
 __all__ = ["HubServer", "serve"]
@@ -51,22 +51,17 @@ def serve(args: argparse.Namespace, running: Running) -> int:
             # database that cannot be reached (a StoreError, exit 1).
             raise ConfigError(schema.describe())
     hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
+    # With the default skill settled (the first skill served, unless the file names one).
+    settings = hub.settings
+    # A SQLite file another process serves is refused before the port is taken.
+    check_store_free(settings.store.kind, settings.store.path)
     sock, settings = listen(settings)
     try:
         app = hub.asgi_app(settings)
     except BaseException:
         sock.close()
         raise
-    port = settings.server.port
-    store_name = {"sqlite": settings.store.path, "postgres": redact_dsn(settings.store.dsn)}.get(
-        settings.store.kind, "memory"
-    )
-    # Printed, not logged: the address must show whatever the log level (tests read it too).
-    print(
-        f"a2a-hub listening on http://{settings.server.host}:{port} (store: {store_name})",
-        file=sys.stderr,
-        flush=True,
-    )
+    announce(settings)
     fit_open_files_limit(settings.server.max_connections, settings.server.max_pending_connections)
     config = ServerConfig(
         app,

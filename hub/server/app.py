@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -13,9 +14,8 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from litestar.types import Receive, Scope, Send
 
-from hub.config import Settings
+from hub.config import Settings, settle_default_skill
 from hub.errors import (
-    ConfigError,
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
@@ -38,15 +38,18 @@ from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
 from hub.skills.tools import with_tools
-from hub.store import TaskStore
+from hub.store import TaskStore, describe_store
 from hub.tasks import TaskManager
 from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
+from hub.telemetry.logs import hub_logs_shown
 from hub.telemetry.setup import build_telemetry
 from hub.tools import PartnerChildren, Partners
 from hub.tools.partner_sync import shared_partners
 
 __all__ = ["create_app"]
+
+log = logging.getLogger("hub.server")
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -126,15 +129,12 @@ def create_app(
             The app's lifespan shuts its tracer down (exporting what is pending).
 
     Raises:
-        ConfigError: the default skill is missing, an extension names an unknown skill,
+        ConfigError: `default_skill` names a skill not served, an extension names an unknown skill,
             the card promises what is not served, or tracing is on without the `otel` extra.
     """
-    if settings.default_skill not in skills:
-        known = ", ".join(sorted(skills)) or "none"
-        raise ConfigError(
-            f"default_skill '{settings.default_skill}' is not among the configured skills "
-            f"(known: {known})"
-        )
+    # Left out of the settings, the default skill is the first one served, here as in
+    # `Hub` and `a2a-hub skills`, whoever built the settings.
+    settings = settle_default_skill(settings, list(skills))
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = build_card(settings, [skill.card for skill in skills.values()])
     extensions = ExtensionPolicy.from_settings(settings.card.extensions)
@@ -217,8 +217,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
-        with use_telemetry(telemetry):
+        with (
+            use_telemetry(telemetry),
+            hub_logs_shown(settings.server.log_level, settings.server.log_format),
+        ):
             await store.open()
+            log.info(
+                "%s serves %s; tasks are kept in %s",
+                card.name,
+                ", ".join(skills),
+                describe_store(store),
+            )
             try:
                 # Push starts before the manager, so the tasks its recovery fails are
                 # reported. The gateway's partner streams end before the partners' HTTP

@@ -12,7 +12,7 @@ from hub.store.base import (
     TaskRecord,
     TaskStore,
 )
-from hub.store.factory import build_store
+from hub.store.factory import build_store, check_store_free, describe_store, store_location
 from hub.store.memory import MemoryTaskStore
 from hub.store.postgres import PostgresTaskStore
 from hub.store.sqlite import SqliteTaskStore
@@ -31,4 +31,7 @@ __all__ = [
     "TaskRecord",
     "TaskStore",
     "build_store",
+    "check_store_free",
+    "describe_store",
+    "store_location",
 ]

@@ -19,6 +19,9 @@ deleted with their task when it expires.
 
 The schema and its migration steps are in `hub.store.sqlite_schema`. The delegation ledger
 (`children`) sits beside the tasks and goes with its parent task when that expires.
+
+One process owns the file from `open` to `close` (`hub.store.sqlite_lock`): a second store
+on it, in another process or this one, is refused with `StoreInUseError`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
+from hub.store.sqlite_lock import StoreLock
 from hub.store.sqlite_schema import configure, migrate
 
 __all__ = ["SqliteTaskStore"]
@@ -98,17 +102,20 @@ class SqliteTaskStore:
     """Task records in one SQLite file, created with its folder on `open`.
 
     Args:
-        path: the database file (its `-wal` and `-shm` companions sit beside it).
+        path: the database file (its `-wal` and `-shm` companions, and the `.lock` file of
+            the process that owns it, sit beside it).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
+        self._lock = StoreLock(self.path)
 
     async def open(self) -> None:
         """Open the file, creating it or bringing its schema up to date.
 
         Raises:
+            StoreInUseError: another process (or another store in this one) has it open.
             StoreError: the file cannot be created or read, is not a task store, or was
                 written by a newer a2a-hub.
         """
@@ -121,6 +128,15 @@ class SqliteTaskStore:
                 f"cannot create the folder of the task store {self.path} ({exc.strerror}); "
                 "point store.path at a writable place"
             ) from None
+        # Before the file is read: migrating it under a running hub is no better.
+        self._lock.acquire()
+        try:
+            self._db = self._connect()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -140,13 +156,15 @@ class SqliteTaskStore:
         except BaseException:
             db.close()
             raise
-        self._db = db
+        return db
 
     async def close(self) -> None:
-        """Checkpoint the WAL into the database file and close it; later calls raise."""
+        """Checkpoint the WAL into the database file, close it and let another process
+        have it; later calls raise."""
         db, self._db = self._db, None
         if db is not None:
             db.close()
+        self._lock.release()
 
     async def ping(self) -> None:
         """Run `SELECT 1` on the connection (raises `StoreError` when closed or failing)."""

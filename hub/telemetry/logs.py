@@ -5,6 +5,10 @@ JSON lines carry `time`, `level`, `logger`, `message`, `trace_id` and `span_id` 
 current call scope: the hub's own span when tracing is on, else the caller's), the access
 log's fields, and `exception` when there is one. httpx's line per request is dropped below
 DEBUG: a call to a partner is logged by the hub at DEBUG (`hub.client`).
+
+`a2a-hub serve` sets this up for the whole process (`configure_logging`). An app run by
+another server that sets up no logging of its own (plain `uvicorn my_app:app` configures
+only uvicorn's loggers; `Hub.serve()`) shows the hub's lines through `hub_logs_shown`.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TextIO
 
 from hub.protocol.trace import current_scope
 
-__all__ = ["JsonFormatter", "TextFormatter", "configure_logging"]
+__all__ = ["JsonFormatter", "TextFormatter", "configure_logging", "hub_logs_shown"]
 
 _TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -73,8 +79,7 @@ def configure_logging(
         log_format: `text` or `json`.
         stream: where lines go; standard error by default.
     """
-    handler = logging.StreamHandler(stream or sys.stderr)  # type: ignore[arg-type]
-    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    handler = _handler(log_format, stream or sys.stderr)  # type: ignore[arg-type]
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -83,3 +88,32 @@ def configure_logging(
     quiet = logging.DEBUG if level.lower() == "debug" else logging.WARNING
     logging.getLogger("httpx").setLevel(quiet)
     return handler
+
+
+def _handler(log_format: Literal["text", "json"], stream: TextIO) -> logging.Handler:
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    return handler
+
+
+@contextmanager
+def hub_logs_shown(level: str, log_format: Literal["text", "json"]) -> Iterator[None]:
+    """While the block runs, show the hub's own log lines (`hub.*`) on standard error, in
+    `log_format` from `level` up, if the process has set up no logging: no handler on the
+    root logger nor on `hub`. Without one, Python drops every line below WARNING and prints
+    the rest bare. A process that has set logging up (`a2a-hub serve`, a test runner, the
+    user's own program) keeps it as it is.
+    """
+    hub_logger = logging.getLogger("hub")
+    if logging.getLogger().handlers or hub_logger.handlers:
+        yield
+        return
+    handler = _handler(log_format, sys.stderr)
+    previous = hub_logger.level
+    hub_logger.addHandler(handler)
+    hub_logger.setLevel(level.upper())
+    try:
+        yield
+    finally:
+        hub_logger.removeHandler(handler)
+        hub_logger.setLevel(previous)

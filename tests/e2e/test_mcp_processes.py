@@ -4,6 +4,8 @@ in front of real a2a-sdk partner processes (1.0 and 0.3)."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -18,6 +20,7 @@ import httpx2
 import mcp_types as mcp
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client import stdio as mcp_stdio
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -435,3 +438,63 @@ async def test_a2a_hub_mcp_serves_the_same_tools_on_stdio(setup: Setup, mode: st
     assert text_of(asked) == "you said: blue"
     assert failed.is_error
     assert FAILURE in text_of(failed)
+
+
+async def test_a2a_hub_mcp_started_in_another_folder_serves_every_partner_quietly(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """As a desktop client starts it: in a folder of the client's choosing, with no
+    config/hub.yaml there, given only agents.yaml."""
+    elsewhere = tmp_path / "client-folder"
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hub", "mcp", "--agents", str(setup.agents)],
+        cwd=str(elsewhere),
+    )
+    errlog = tmp_path / "stderr.txt"
+    with errlog.open("w", encoding="utf-8") as stderr, anyio.fail_after(120):
+        async with Client(mcp_stdio.stdio_client(params, errlog=stderr)) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            quick = await client.call_tool("a2a_quick", {"message": "capital?"})
+            routed = await client.call_tool("delegate", {"message": "capital?", "agent": "quick"})
+    assert tools == PARTNER_TOOLS | {"skill_echo", "delegate", "swarm"}
+    assert text_of(quick) == "Paris"
+    assert text_of(routed) == "Paris"
+    # Its tasks were kept in memory: nothing written where the client started it.
+    assert list(elsewhere.iterdir()) == []
+    # stderr is the client's view of the server's complaints: no INFO line on every start.
+    assert errlog.read_text(encoding="utf-8") == ""
+
+
+def _stdio_configurations() -> list[dict[str, Any]]:
+    """The stdio servers the client configurations of docs/mcp.md start."""
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    found = []
+    for block in re.findall(r"^```json\n(.*?)^```$", text, flags=re.MULTILINE | re.DOTALL):
+        document = json.loads(block)
+        servers = document.get("mcpServers") or document.get("servers") or {}
+        found += [server for server in servers.values() if "command" in server]
+    return found
+
+
+@pytest.mark.parametrize("server", _stdio_configurations(), ids=["claude-desktop", "vs-code"])
+async def test_the_client_configurations_of_the_docs_work_from_another_folder(
+    setup: Setup, tmp_path: Path, server: dict[str, Any]
+) -> None:
+    project = "/path/to/project"
+    # The console script installed beside this interpreter, as `make install` puts it in
+    # the project's .venv/bin.
+    command = server["command"].replace(f"{project}/.venv/bin", str(Path(sys.executable).parent))
+    agents = f"{project}/agents.yaml"
+    args = [str(setup.agents) if arg == agents else arg for arg in server["args"]]
+    assert all(project not in arg for arg in args), args
+    elsewhere = tmp_path / "client-folder"
+    elsewhere.mkdir()
+    params = StdioServerParameters(command=command, args=args, cwd=str(elsewhere))
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            quick = await client.call_tool("a2a_quick", {"message": "capital?"})
+    assert tools == PARTNER_TOOLS | {"skill_echo", "delegate", "swarm"}
+    assert text_of(quick) == "Paris"
