@@ -101,6 +101,12 @@ def _answers(url: str) -> bool | None:
     return True if "result" in rpc.post(url, "ListTasks", {}).json() else None
 
 
+def _outage_over(replica: Child) -> bool | None:
+    """True once the replica's log says no outage, or says one ended after it began."""
+    lines = [line for line in replica.lines if _OUTAGE in line or _RECOVERY in line]
+    return True if not lines or _RECOVERY in lines[-1] else None
+
+
 @pytest.mark.parametrize("replica_count", [1, 3])
 def test_every_acknowledged_task_ends_and_every_subscriber_sees_it_after_a_postgres_restart(
     own_cluster: PostgresCluster, tmp_path: Path, replica_count: int
@@ -133,6 +139,14 @@ def test_every_acknowledged_task_ends_and_every_subscriber_sees_it_after_a_postg
                     rpc.wait_for(
                         lambda url=url: _answers(url),
                         what="the replica to reach the database again",
+                        timeout=30,
+                    )
+                # The end of an outage is said once the server has answered for a while:
+                # wait for it before a replica is stopped, or its last line is cut off.
+                for replica in replicas:
+                    rpc.wait_for(
+                        lambda replica=replica: _outage_over(replica),
+                        what="the replica to say the outage ended",
                         timeout=30,
                     )
             stopped: list[str] = []
