@@ -34,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
+import anyio
 from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
@@ -56,6 +58,9 @@ from hub.store import (
 from hub.tasks import TaskManager
 from hub.tools import FederationPolicy, PartnerChildren, Partners
 from hub.tools.partner_sync import shared_partners
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = ["Hub", "announce", "listen"]
 
@@ -98,6 +103,29 @@ def announce(settings: Settings) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+async def _until_cancelled(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Run uvicorn's `server` on `sock` until it stops or the caller is cancelled; a cancel
+    asks it to stop and waits for its shutdown. Cut off mid-loop instead, uvicorn would leave
+    the listening socket registered with the event loop after it is closed (a later socket
+    given the same descriptor then never wakes) and the app's shutdown unrun (the store,
+    and with it the SQLite file's lock, left open)."""
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                stopped.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        try:
+            await stopped.wait()
+        finally:
+            server.should_exit = True
 
 
 def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str, LocalSkill]:
@@ -269,7 +297,7 @@ class Hub:
                 log_level=settings.server.log_level,
                 timeout_graceful_shutdown=5,
             )
-            await uvicorn.Server(config).serve(sockets=[sock])
+            await _until_cancelled(uvicorn.Server(config), sock)
         finally:
             sock.close()
 

@@ -94,3 +94,16 @@ async def test_hub_serve_on_a_store_another_owner_holds_raises_before_listening(
     finally:
         await owner.close()
     assert "listening on" not in capsys.readouterr().err
+
+
+async def test_a_cancelled_hub_serve_shuts_the_app_down_and_frees_its_store() -> None:
+    hub = Hub(skills=[greet])
+    async with anyio.create_task_group() as group:
+        with anyio.fail_after(30):
+            url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
+            assert answer(await ask(url, "Ada")) == "Hello, Ada!"
+        group.cancel_scope.cancel()
+    # The app's shutdown ran: the SQLite file and its lock are free for the next one.
+    store = SqliteTaskStore(Path("var") / "hub.db")
+    await store.open()
+    await store.close()
