@@ -4,6 +4,7 @@ answers each path with the statuses a test scripts."""
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ class Received:
     body: bytes
     at: float
     """`anyio.current_time()` when it arrived."""
+    wall: float
+    """The wall clock (`time.time()`) when it arrived, to set beside the hub's timestamps."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -53,16 +56,16 @@ class WebhookReceiver:
         return [request for request in self.received if request.path == path]
 
     async def wait_for(self, count: int, path: str) -> list[Received]:
-        """The first `count` requests to `path`, waiting (at most 5 s) until they arrived."""
-        with anyio.fail_after(5):
+        """The first `count` requests to `path`, waiting (at most 30 s) until they arrived."""
+        with anyio.fail_after(30):
             while len(self.at(path)) < count:
                 changed = self._changed
                 await changed.wait()
         return self.at(path)[:count]
 
     async def wait_for_state(self, path: str, state: str) -> Received:
-        """The first 1.0 delivery to `path` whose task is in `state` (waiting at most 5 s)."""
-        with anyio.fail_after(5):
+        """The first 1.0 delivery to `path` whose task is in `state` (waiting at most 30 s)."""
+        with anyio.fail_after(30):
             while True:
                 for request in self.at(path):
                     if request.state == state:
@@ -84,7 +87,7 @@ class WebhookReceiver:
                 break
         path: str = scope["path"]
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        self.received.append(Received(path, headers, body, anyio.current_time()))
+        self.received.append(Received(path, headers, body, anyio.current_time(), time.time()))
         self._changed.set()
         self._changed = anyio.Event()
         if path == "/hang":

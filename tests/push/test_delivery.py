@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from datetime import datetime
 
 import anyio
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from hub.skills import SkillContext, skill
 
 from .conftest import FAST, Pacer, running_hub, user_message
-from .receiver import WebhookReceiver
+from .receiver import Received, WebhookReceiver
 
 pytestmark = pytest.mark.anyio
 
@@ -84,6 +85,12 @@ async def test_the_first_working_update_goes_at_once_and_the_terminal_one_flushe
     assert texts == ["one", "two", "three"]
 
 
+def _stamped(delivery: Received) -> float:
+    """The wall-clock moment the hub stamped on the delivered task's status."""
+    stamp = str(delivery.task["status"]["timestamp"]).replace("Z", "+00:00")
+    return datetime.fromisoformat(stamp).timestamp()
+
+
 async def test_updates_within_the_throttle_collapse_into_the_latest_state(
     receiver: Receiver,
 ) -> None:
@@ -108,9 +115,16 @@ async def test_updates_within_the_throttle_collapse_into_the_latest_state(
     states = [delivery.state for delivery in deliveries]
     assert states == ["TASK_STATE_WORKING"] * (len(states) - 1) + ["TASK_STATE_COMPLETED"]
     assert latest.task["status"]["message"]["parts"] == [{"text": "three"}]
-    working = [delivery.at for delivery in deliveries[:-1]]
-    # Non-final updates of one task are at least `throttle` apart (a little clock slack).
-    assert all(later - earlier >= throttle - 0.01 for earlier, later in itertools.pairwise(working))
+    # Non-final updates of one task are sent at least `throttle` apart. Each was sent after
+    # the hub stamped the state it carries and arrived after it was sent, so a throttled hub
+    # has each next one arrive at least `throttle` after the previous one's stamp, however
+    # late either delivery travelled on a loaded machine (arrival gaps alone shrink when the
+    # first one is the slower). A little slack for the stamp's millisecond precision.
+    working = deliveries[:-1]
+    assert all(
+        later.wall - _stamped(earlier) >= throttle - 0.01
+        for earlier, later in itertools.pairwise(working)
+    ), [(_stamped(delivery), delivery.wall) for delivery in working]
 
 
 async def test_a_config_sent_with_the_message_hears_how_a_quick_task_ended(
