@@ -28,6 +28,7 @@ from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
 from tests.client.scripted import card_document
+from tests.raw_asgi import read_request
 
 pytestmark = pytest.mark.anyio
 
@@ -47,17 +48,9 @@ class KeyedPartner:
         self.paths: list[str] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+        body = await read_request(scope, receive, send)
+        if body is None:
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         self.paths.append(scope["path"])
         query = parse_qs(scope.get("query_string", b"").decode())
         if self.card_fails and scope["method"] == "GET":

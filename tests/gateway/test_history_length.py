@@ -22,6 +22,7 @@ from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from hub.tools import Partners
+from tests.raw_asgi import read_request
 
 pytestmark = pytest.mark.anyio
 
@@ -51,17 +52,9 @@ class JsSdkLikePartner:
         self.queries: list[dict[str, Any]] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+        body = await read_request(scope, receive, send)
+        if body is None:
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
         if scope["method"] == "GET":
             await _send(send, _card(self.url))
             return

@@ -11,6 +11,8 @@ from typing import Any
 
 import anyio
 
+from tests.raw_asgi import read_request
+
 
 @dataclass(frozen=True, slots=True)
 class Received:
@@ -74,17 +76,9 @@ class WebhookReceiver:
                 await changed.wait()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+        body = await read_request(scope, receive, send)
+        if body is None:
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
         path: str = scope["path"]
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         self.received.append(Received(path, headers, body, anyio.current_time(), time.time()))
