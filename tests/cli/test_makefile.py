@@ -18,8 +18,10 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 def dry_run(tmp_path: Path, *targets: str) -> list[str]:
     venv = tmp_path / "fresh-venv"
     # Run under `make test` too: the outer make's variables would make this one print
-    # "Entering directory" lines and pass on its flags.
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    # "Entering directory" lines and pass on its flags, and a variable given on its command
+    # line (`make test PYTEST_WORKERS=0`) reaches this one through the environment.
+    outer = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "PYTHON", "VENV", "PORT", "PYTEST_WORKERS")
+    env = {k: v for k, v in os.environ.items() if k not in outer}
     done = subprocess.run(
         ["make", "--no-print-directory", "-n", *targets, f"VENV={venv}"],
         cwd=ROOT,
