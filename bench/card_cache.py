@@ -21,8 +21,8 @@ import anyio
 import httpx
 
 from hub.client import CardCache, card_url
+from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
-from hub.tools import Partners
 
 __all__ = ["main"]
 

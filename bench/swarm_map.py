@@ -31,11 +31,11 @@ from asgi_lifespan import LifespanManager
 from bench.spread import spread
 from bench.target import pin_self
 from hub.config import ServerSettings, Settings, StoreSettings, SwarmSettings
+from hub.partners import Partners
 from hub.registry import load_registry
 from hub.server import create_app
 from hub.skills.swarm import swarm
 from hub.store import build_store
-from hub.tools import Partners
 
 __all__ = ["main"]
 

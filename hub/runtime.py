@@ -43,6 +43,8 @@ from litestar import Litestar
 
 from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
+from hub.partners import FederationPolicy, PartnerChildren, Partners
+from hub.partners.sync import shared_partners
 from hub.registry import Registry, registry_for
 from hub.server import create_app
 from hub.server.connections import ServerConfig
@@ -56,8 +58,6 @@ from hub.store import (
     store_location,
 )
 from hub.tasks import TaskManager
-from hub.tools import FederationPolicy, PartnerChildren, Partners
-from hub.tools.partner_sync import shared_partners
 
 if TYPE_CHECKING:
     import uvicorn

@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping
 from litestar import Litestar
 
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.registry import Registry
 from hub.server import create_app
 from hub.skills import LocalSkill
 from hub.store import MemoryTaskStore
-from hub.tools import Partners
 
 __all__ = ["memory_hub"]
 

@@ -22,13 +22,14 @@ from hub.cli.settings import command_settings
 from hub.cli.stream import print_events, stream_style
 from hub.client import A2AClient
 from hub.errors import InvalidParamsError
+from hub.partners import PartnerHealth, Partners
 from hub.protocol import AgentCard
 from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
 from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
-from hub.tools import PartnerHealth, Partners, RemoteAgentTool, ToolResult
+from hub.tools import RemoteAgentTool, ToolResult
 
 __all__ = ["agents", "call", "partner_client", "registry_options", "route", "swarm"]
 

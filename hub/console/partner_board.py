@@ -17,9 +17,9 @@ import anyio
 
 from hub.client import BreakerSnapshot
 from hub.errors import ClientError, UnknownAgentError
+from hub.partners import PartnerHealth, Partners
 from hub.protocol import AgentCard, utc_now
 from hub.protocol.urls import shown_url
-from hub.tools import PartnerHealth, Partners
 
 __all__ = ["CardCheck", "PartnerBoard", "PartnerRow", "shown_url"]
 

@@ -27,7 +27,7 @@ from hub.protocol import JsonObject, SendMessageRequest
 from hub.protocol.trace import current_scope
 from hub.skills.delegate import ROUTING_SKILLS, DelegateArguments
 from hub.skills.swarm import SwarmArguments
-from hub.tools import Toolbox
+from hub.skills.toolbox import Toolbox
 from hub.tools.arguments import ToolArguments, arguments_schema, parse_arguments
 from hub.tools.base import ToolDefinition
 from hub.tools.remote import RemoteAgentTool

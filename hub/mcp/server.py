@@ -44,8 +44,8 @@ from hub.errors import ClientError, InvalidParamsError
 from hub.mcp.call import TaskOperations, run_call
 from hub.mcp.catalog import Catalog, UnknownToolError
 from hub.mcp.content import error_result
+from hub.partners import Partners
 from hub.protocol.trace import CallScope, use_scope
-from hub.tools import Partners
 
 __all__ = ["CALL_SCOPE_KEY", "HubMcpServer", "attach_scope"]
 

@@ -21,6 +21,8 @@ from hub.errors import (
     MethodNotFoundError,
     PayloadTooLargeError,
 )
+from hub.partners import PartnerChildren, Partners
+from hub.partners.sync import shared_partners
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
@@ -44,8 +46,6 @@ from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
 from hub.telemetry.logs import hub_logs_shown
 from hub.telemetry.setup import build_telemetry
-from hub.tools import PartnerChildren, Partners
-from hub.tools.partner_sync import shared_partners
 
 __all__ = ["create_app"]
 

@@ -29,12 +29,13 @@ from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
 from hub.errors import ProtocolError, UnsupportedOperationError
+from hub.partners import Partners
 from hub.protocol.trace import CallScope
 from hub.server.errors import as_protocol_error
 from hub.server.gate import Gate
 from hub.server.rest import rest_error_response
 from hub.server.service import A2AService
-from hub.tools import Partners, Toolbox
+from hub.skills.toolbox import Toolbox
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import (

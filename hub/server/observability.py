@@ -15,6 +15,7 @@ from litestar import Request, get
 from litestar.response import Response
 
 from hub.errors import MethodNotFoundError, ProtocolError
+from hub.partners import Partners
 from hub.server.gate import Gate
 from hub.server.rest import rest_error_response
 from hub.store import TaskStore
@@ -23,7 +24,6 @@ from hub.telemetry import Telemetry
 from hub.telemetry.health import check_readiness
 from hub.telemetry.metrics import CONTENT_TYPE, LiveFigures
 from hub.telemetry.status import BreakerStatus, HubStatus, PartnerStatus
-from hub.tools import Partners
 
 __all__ = ["OBSERVABILITY_ROUTES", "QUIET_PATHS", "Observability"]
 

@@ -19,8 +19,9 @@ from hub.protocol import (
     new_id,
 )
 from hub.skills.context import SkillContext, as_parts
+from hub.skills.toolbox import Toolbox
 from hub.tasks import ReplyMode, TaskExecutor, TaskRun
-from hub.tools import ToolArguments, Toolbox
+from hub.tools import ToolArguments
 
 __all__ = ["LocalSkill", "Skill", "SkillResult", "skill"]
 

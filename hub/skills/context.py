@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hub.errors import SkillError
+from hub.partners import Partners
 from hub.protocol import (
     Artifact,
     JsonObject,
@@ -17,9 +18,9 @@ from hub.protocol import (
     state_name,
 )
 from hub.protocol.trace import current_scope
+from hub.skills.toolbox import Toolbox
 from hub.swarm import Branch, Strategy, SwarmResult, choose_partners, run_swarm
 from hub.tasks import TaskRun
-from hub.tools import Partners, Toolbox
 
 __all__ = ["SkillContext", "as_parts"]
 

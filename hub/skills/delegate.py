@@ -21,6 +21,7 @@ from pydantic import Field
 
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
+from hub.partners import Partners, StatsBook
 from hub.protocol import JsonObject, StreamResponse, Task, TaskState, joined_parts, state_name
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
@@ -29,7 +30,7 @@ from hub.swarm import RouteRequest, ScoringRouter
 from hub.tasks.choice import routing_metadata
 from hub.telemetry import span
 from hub.telemetry.tracing import SpanHandle
-from hub.tools import Partners, StatsBook, ToolArguments
+from hub.tools import ToolArguments
 
 __all__ = ["ROUTING_SKILLS", "DelegateArguments", "delegate"]
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from hub.config import SwarmSettings
+from hub.partners import Partners
 from hub.skills.api import LocalSkill, Skill
+from hub.skills.toolbox import Toolbox
 from hub.tasks import TaskManager
-from hub.tools import Partners, Toolbox
 
 __all__ = ["with_tools"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from hub.errors import ConfigError
 from hub.store.base import TaskStore
 from hub.store.memory import MemoryTaskStore
-from hub.store.postgres import PostgresTaskStore, redact_dsn
-from hub.store.sqlite import SqliteTaskStore
-from hub.store.sqlite_lock import StoreLock
+from hub.store.postgres.store import PostgresTaskStore, redact_dsn
+from hub.store.sqlite.lock import StoreLock
+from hub.store.sqlite.store import SqliteTaskStore
 
 __all__ = ["build_store", "check_store_free", "describe_store", "store_location"]
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hub.errors import ConfigError, StoreError
-from hub.store import postgres_schema, sqlite_schema
-from hub.store.postgres import import_driver, redact_dsn
+from hub.store.postgres import schema as postgres_schema
+from hub.store.postgres.store import import_driver, redact_dsn
+from hub.store.sqlite import schema as sqlite_schema
 
 if TYPE_CHECKING:
     import asyncpg
@@ -102,7 +103,7 @@ async def migrate_schema(kind: str, *, path: str = "", dsn: str = "") -> SchemaS
             except import_driver().PostgresError as exc:
                 raise StoreError(f"cannot migrate the task store {before.where} ({exc})") from None
         return before
-    from hub.store.sqlite import SqliteTaskStore
+    from hub.store.sqlite.store import SqliteTaskStore
 
     store = SqliteTaskStore(_sqlite_file(kind, path))
     await store.open()  # a SQLite store migrates itself when it opens

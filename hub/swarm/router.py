@@ -26,8 +26,8 @@ from typing import Literal, Protocol
 
 from hub.client import BreakerState
 from hub.errors import ClientError
+from hub.partners import Partners, StatsBook
 from hub.protocol import AgentCard, AgentSkill
-from hub.tools import Partners, StatsBook
 
 __all__ = ["Candidate", "RouteRequest", "Router", "ScoringRouter", "choose_partners"]
 

@@ -36,12 +36,13 @@ import anyio
 
 from hub.config import SwarmSettings
 from hub.errors import ClientError, HubError, ProtocolError
+from hub.partners import Partners
 from hub.protocol import TaskState
 from hub.swarm.limits import check_limits
 from hub.swarm.strategy import STRATEGIES, Strategy
 from hub.tasks.ledger import watching_children
 from hub.telemetry import current_telemetry, span
-from hub.tools import Partners, Tool, ToolResult
+from hub.tools import Tool, ToolResult
 
 __all__ = ["STRATEGIES", "Branch", "Strategy", "SwarmResult", "run_swarm"]
 

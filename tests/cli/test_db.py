@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hub.cli import main
-from hub.store.postgres_schema import SCHEMA_VERSION as POSTGRES_SCHEMA
-from hub.store.sqlite_schema import SCHEMA_VERSION as SQLITE_SCHEMA
+from hub.store.postgres.schema import SCHEMA_VERSION as POSTGRES_SCHEMA
+from hub.store.sqlite.schema import SCHEMA_VERSION as SQLITE_SCHEMA
 from tests.postgres import PostgresCluster, fresh_database_for_processes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 
 from hub.cli import main
 from hub.errors import ClientError, InvalidAgentResponseError, RemoteRpcError
+from hub.partners import Partners
 from hub.registry import load_registry
-from hub.tools import Partners
 from tests.client.faulty import (
     FAULTS,
     INTERNAL,

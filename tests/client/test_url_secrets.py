@@ -19,6 +19,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, card_url, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -26,7 +27,6 @@ from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.scripted import card_document
 from tests.raw_asgi import read_request
 

@@ -14,6 +14,7 @@ from litestar import Litestar
 
 from hub.client import BreakerConfig
 from hub.config import AuthSettings, ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from hub.registry import AgentEntry, Registry
 from hub.server import create_app
@@ -23,7 +24,6 @@ from hub.skills.echo import echo
 from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.scripted import ScriptedAgent, respond
 from tests.swarm.partners import scripted
 

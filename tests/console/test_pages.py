@@ -25,6 +25,7 @@ from hub.config import (
 )
 from hub.console import CONTENT_SECURITY_POLICY
 from hub.console.partner_board import shown_url
+from hub.partners import Partners
 from hub.protocol import Part
 from hub.registry import AgentEntry, Registry
 from hub.server import create_app
@@ -32,7 +33,6 @@ from hub.skills import LocalSkill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.console.hubs import inline_partner
 from tests.swarm.partners import scripted
 

@@ -23,12 +23,12 @@ from hub.config import (
     Settings,
     StoreSettings,
 )
+from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
 from hub.server import create_app
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client import partners as sdk
 
 OPS_KEY = "ops-gateway-key-4f1c9e2a7b"

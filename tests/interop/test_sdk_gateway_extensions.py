@@ -28,12 +28,12 @@ from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.config import CardSettings, LimitSettings, ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
 from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import EchoOrWaitExecutor
 from tests.interop.test_sdk_client import BINDINGS, collect, final_task_state, sdk_client, user
 from tests.sdk_agents import sdk_agent

@@ -14,6 +14,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import Task, TaskState, TaskStatus, agent_message
 from hub.registry import load_registry
 from hub.server import create_app
@@ -28,7 +29,6 @@ from hub.tasks.ledger import (
     LEFT_AFTER_RESTART,
 )
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import WAIT, sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,10 @@ import pytest
 
 from hub.errors import InvalidParamsError
 from hub.mcp import Catalog, UnknownToolError
+from hub.partners import Partners
 from hub.protocol import AgentSkill
 from hub.protocol.trace import CallScope, use_scope
-from hub.tools import Partners, Toolbox
+from hub.skills.toolbox import Toolbox
 from tests.tools.agents import registry_file
 
 SKILLS = ("echo", "delegate", "swarm", "federation")

@@ -13,12 +13,12 @@ from litestar import Litestar
 from mcp import Client
 
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.registry import load_registry
 from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.streamed_text import WHOLE, sdk_tokens, tokens
 
 pytestmark = pytest.mark.anyio

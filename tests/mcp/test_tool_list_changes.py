@@ -11,8 +11,9 @@ import pytest
 
 from hub.client import UrlGuard
 from hub.mcp import Catalog
+from hub.partners import FederationPolicy, Partners, RuntimePartner
 from hub.registry import AgentEntry, load_registry
-from hub.tools import FederationPolicy, Partners, RuntimePartner, Toolbox
+from hub.skills.toolbox import Toolbox
 from tests.tools.agents import registry_file
 
 pytestmark = pytest.mark.anyio

@@ -16,11 +16,11 @@ import pytest
 from litestar import Litestar
 
 from hub.config import LimitSettings, ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.server import create_app
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.multiturn.conftest import ASKERS, registry_of
 from tests.multiturn.partners import AGAIN, QUESTION, greet
 

@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
+from hub.partners import Partners
 from hub.protocol import StreamResponse, TaskState
-from hub.tools import Partners, ToolResult
+from hub.tools import ToolResult
 from tests.multiturn.conftest import ASKERS, registry_of
 from tests.multiturn.partners import AGAIN, QUESTION, QUESTION_AGAIN, greet
 

@@ -15,6 +15,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import JsonObject, Message, Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -22,7 +23,6 @@ from hub.skills import SkillContext, skill
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio

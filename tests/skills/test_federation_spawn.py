@@ -27,6 +27,7 @@ from hub.config import (
     Settings,
     StoreSettings,
 )
+from hub.partners import FederationPolicy, Partners
 from hub.protocol import Message, Part, Role, Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -35,7 +36,6 @@ from hub.skills.echo import echo
 from hub.skills.federation import ERROR_METADATA_KEY, federation
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import FederationPolicy, Partners
 
 pytestmark = pytest.mark.anyio
 

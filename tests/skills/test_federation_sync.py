@@ -24,6 +24,7 @@ from hub.config import (
     Settings,
     StoreSettings,
 )
+from hub.partners import FederationPolicy, Partners
 from hub.protocol import Task, TaskState
 from hub.protocol.trace import TRAIL_HEADER
 from hub.registry import load_registry
@@ -33,7 +34,6 @@ from hub.skills.echo import echo
 from hub.skills.federation import ERROR_METADATA_KEY, federation
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import FederationPolicy, Partners
 from tests.client.partners import sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from hub.errors import StoreError
 from hub.protocol import TaskState
 from hub.store import ChildRecord, SqliteTaskStore, TaskPage, TaskQuery
 from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
-from hub.store.sqlite_schema import SCHEMA_VERSION
+from hub.store.sqlite.schema import SCHEMA_VERSION
 
 from .records import at, make_record
 

@@ -13,6 +13,7 @@ from litestar import Litestar
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.errors import InvalidParamsError, RemoteRpcError
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -20,7 +21,6 @@ from hub.skills.echo import echo
 from hub.skills.federation import federation
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio

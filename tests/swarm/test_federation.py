@@ -13,6 +13,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.protocol.trace import TRAIL_HEADER
 from hub.registry import load_registry
@@ -21,7 +22,6 @@ from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 
 pytestmark = pytest.mark.anyio
 

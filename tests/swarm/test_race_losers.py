@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
 from hub.server import create_app
@@ -32,7 +33,6 @@ from hub.skills import SkillContext, skill
 from hub.skills.swarm import swarm
 from hub.store import ChildRecord, MemoryTaskStore, TaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio

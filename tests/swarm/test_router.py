@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from hub.client import BreakerConfig
+from hub.partners import Partners
 from hub.protocol import AgentSkill
 from hub.protocol.v03.translate import card_to_v1
 from hub.registry import AgentEntry, Registry
 from hub.swarm import RouteRequest, ScoringRouter
-from hub.tools import Partners
 
 pytestmark = pytest.mark.anyio
 

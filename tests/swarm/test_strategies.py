@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from hub.client import A2AClient
+from hub.partners import Partners
 from hub.protocol import TaskState
 from hub.swarm import run_swarm
-from hub.tools import Partners
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio

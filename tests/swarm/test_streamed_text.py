@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hub.partners import Partners
 from hub.swarm import run_swarm
-from hub.tools import Partners
 from tests.streamed_text import WHOLE, hub_tokens, sdk_tokens
 from tests.swarm.partners import partner_registry
 

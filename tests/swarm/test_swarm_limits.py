@@ -18,6 +18,7 @@ from litestar import Litestar
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings, SwarmSettings
 from hub.errors import InvalidParamsError
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import Registry
 from hub.server import create_app
@@ -25,7 +26,6 @@ from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.swarm import run_swarm
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio

@@ -13,6 +13,7 @@ from litestar import Litestar
 from opentelemetry.sdk.trace import ReadableSpan
 
 from hub.config import Settings
+from hub.partners import Partners
 from hub.registry import load_registry
 from hub.server import create_app
 from hub.skills.delegate import delegate
@@ -20,7 +21,6 @@ from hub.skills.echo import echo
 from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.telemetry import Telemetry
-from hub.tools import Partners
 
 __all__ = ["by_name", "message", "observed_hub", "rpc", "write_agents"]
 

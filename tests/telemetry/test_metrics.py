@@ -15,6 +15,7 @@ from litestar import Litestar
 from prometheus_client.parser import text_string_to_metric_families
 
 from hub.config import Settings
+from hub.partners import Partners
 from hub.registry import load_registry
 from hub.server import create_app
 from hub.skills import SkillContext, skill
@@ -22,7 +23,6 @@ from hub.skills.echo import echo
 from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.push.receiver import WebhookReceiver
 from tests.telemetry.hubs import message, rpc, write_agents
 

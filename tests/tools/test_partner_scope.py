@@ -14,13 +14,13 @@ from asgi_lifespan import LifespanManager
 
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
 from hub.errors import UnknownAgentError
+from hub.partners import Partners
 from hub.protocol.trace import CallScope, use_scope
 from hub.registry import load_registry
 from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import sdk_jsonrpc
 from tests.tools.agents import registry_file
 

@@ -17,9 +17,9 @@ from hub.errors import (
     InvalidAgentResponseError,
     UnknownAgentError,
 )
+from hub.partners import Partners
 from hub.registry import Registry, RegistryDiff
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.scripted import (
     Call,
     Receive,

@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from hub.errors import InvalidParamsError, UnknownAgentError
-from hub.tools import Partners, ToolResult
+from hub.partners import Partners
+from hub.tools import ToolResult
 from tests.tools.agents import registry_file
 
 pytestmark = pytest.mark.anyio

@@ -24,10 +24,11 @@ from hub.errors import (
     UnknownAgentError,
     UnsafeUrlError,
 )
+from hub.partners import FederationPolicy, Partners, RuntimePartner
 from hub.registry import AgentEntry, Registry, load_registry
+from hub.skills.toolbox import Toolbox
 from hub.swarm import RouteRequest, ScoringRouter
 from hub.testing import serve_on_loopback
-from hub.tools import FederationPolicy, Partners, RuntimePartner, Toolbox
 from tests.client.partners import sdk_jsonrpc
 from tests.client.scripted import ScriptedAgent, card_document, respond
 from tests.tools.agents import registry_file
@@ -204,7 +205,7 @@ async def test_an_agents_yaml_reload_keeps_runtime_partners_unless_it_takes_thei
             registry_file(path, {"filed": echoer, "other": echoer})
             await watcher.reload()
             after_first = list(partners)
-            with caplog.at_level(logging.WARNING, logger="hub.tools.partners"):
+            with caplog.at_level(logging.WARNING, logger="hub.partners"):
                 registry_file(path, {"filed": echoer, "taken-soon": echoer})
                 await watcher.reload()
             after_second = list(partners)

@@ -14,6 +14,7 @@ from litestar import Litestar
 
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.protocol.trace import DEADLINE_HEADER
 from hub.registry import Registry
@@ -21,7 +22,6 @@ from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from hub.tools import Partners
 from tests.client.partners import WAIT, sdk_jsonrpc
 from tests.tools.agents import HeaderRecorder, registry_file
 

@@ -3,7 +3,7 @@ percentiles the console shows."""
 
 from __future__ import annotations
 
-from hub.tools import StatsBook
+from hub.partners import StatsBook
 
 
 def test_percentiles_are_read_from_the_last_hundred_successful_calls() -> None:

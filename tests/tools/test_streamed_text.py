@@ -11,9 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
+from hub.partners import Partners
 from hub.protocol import Artifact, Part
 from hub.testing import serve_on_loopback
-from hub.tools import ArtifactResult, Partners
+from hub.tools import ArtifactResult
 from tests.streamed_text import WHOLE, hub_tokens, sdk_tokens
 from tests.tools.agents import registry_file
 

@@ -14,6 +14,7 @@ import anyio
 
 from hub.config import Settings
 from hub.errors import ProtocolError
+from hub.partners import Partners
 from hub.protocol import AgentCard
 from hub.server.card import CardDocument
 from hub.server.gateway.card import CardShelf, GatewayPolicy, gateway_card
@@ -22,7 +23,6 @@ from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.service import PartnerService
 from hub.server.gateway.stream import PartnerStreams
 from hub.store import TaskStore
-from hub.tools import Partners
 
 __all__ = ["Gateway"]
 

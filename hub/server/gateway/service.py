@@ -17,6 +17,7 @@ from hub.errors import (
     PushNotificationNotSupportedError,
     UnsupportedOperationError,
 )
+from hub.partners import Partners
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -38,7 +39,6 @@ from hub.server.gateway.errors import partner_errors
 from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.stream import PartnerStreams
 from hub.tasks import TaskStream
-from hub.tools import Partners
 
 __all__ = ["WHOLE_HISTORY", "PartnerService"]
 

@@ -8,7 +8,7 @@ The driver is asyncpg, through a connection pool the store owns from `open` to `
 an optional dependency (`pip install 'a2a-hub[postgres]'`), imported when the store opens.
 Queries mirror the SQLite store's one for one (same cursor, same order, same maintained
 counts), so the conformance suite holds both to the same answers. What replicas need beyond
-that (`SharedTaskStore`) is in `hub.store.postgres_replica`.
+that (`SharedTaskStore`) is in `hub.store.postgres.replica`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from hub.store.cursor import (
     epoch_micros,
 )
 from hub.store.outage import Outage
-from hub.store.postgres_replica import ReplicaMethods, unreachable, with_version
-from hub.store.postgres_schema import migrate
+from hub.store.postgres.replica import ReplicaMethods, unreachable, with_version
+from hub.store.postgres.schema import migrate
 
 if TYPE_CHECKING:
     import asyncpg

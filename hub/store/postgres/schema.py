@@ -5,7 +5,7 @@ steps a database has had. Several hubs may start on one database at once: each s
 transaction holding a transaction-scoped advisory lock, so exactly one of them applies it and
 the others find it applied. Never edit a released step: add one.
 
-The tables mirror the SQLite store's (`hub.store.sqlite_schema`), so both stores answer every
+The tables mirror the SQLite store's (`hub.store.sqlite.schema`), so both stores answer every
 query the same way: ids compare byte by byte (`COLLATE "C"`, as SQLite does), bodies are the
 wire JSON as bytes, and rows that list in the order they were first written carry a sequence.
 """

@@ -3,7 +3,7 @@
 A runtime partner is an agents.yaml entry (`AgentEntry`) that came from a federation directive
 instead of the file: `spawn_agent` sent by a caller allowed to, or learned from a peer hub's
 `sync_state`. It records where it came from. It is kept in memory, and with replicas in
-their shared store too (`hub.tools.partner_sync`); a single hub's restart forgets it.
+their shared store too (`hub.partners.sync`); a single hub's restart forgets it.
 
 `FederationPolicy` holds the rules, from the `federation` settings and the credentials'
 `federation` permissions: which callers may add partners, the SSRF guard their URLs pass
@@ -44,7 +44,7 @@ from hub.registry import AgentEntry, Registry, same_name_key
 
 __all__ = ["FederationPolicy", "RuntimePartner", "RuntimePartners"]
 
-log = logging.getLogger("hub.tools.partners")
+log = logging.getLogger("hub.partners")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

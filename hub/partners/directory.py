@@ -44,15 +44,15 @@ from hub.client import (
     fault_of,
 )
 from hub.errors import CardFetchError, ClientError, ConfigError, ProtocolError, UnknownAgentError
+from hub.partners.conversations import Conversations
+from hub.partners.runtime import FederationPolicy, RuntimePartner, RuntimePartners
+from hub.partners.stats import StatsBook
 from hub.protocol import AgentCard
 from hub.protocol.trace import current_scope
 from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, RegistryDiff, RegistryWatcher
 from hub.telemetry.outgoing import card_read_failed
-from hub.tools.conversations import Conversations
 from hub.tools.remote import RemoteAgentTool
-from hub.tools.runtime_partners import FederationPolicy, RuntimePartner, RuntimePartners
-from hub.tools.stats import StatsBook
 
 __all__ = ["PartnerHealth", "Partners"]
 

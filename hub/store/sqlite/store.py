@@ -17,10 +17,10 @@ state, so ListTasks' `totalSize` is one look-up however many tasks are stored.
 Push notification configs live in their own table, keyed by task and config id; they are
 deleted with their task when it expires.
 
-The schema and its migration steps are in `hub.store.sqlite_schema`. The delegation ledger
+The schema and its migration steps are in `hub.store.sqlite.schema`. The delegation ledger
 (`children`) sits beside the tasks and goes with its parent task when that expires.
 
-One process owns the file from `open` to `close` (`hub.store.sqlite_lock`): a second store
+One process owns the file from `open` to `close` (`hub.store.sqlite.lock`): a second store
 on it, in another process or this one, is refused with `StoreInUseError`.
 """
 
@@ -49,8 +49,8 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
-from hub.store.sqlite_lock import StoreLock
-from hub.store.sqlite_schema import configure, migrate
+from hub.store.sqlite.lock import StoreLock
+from hub.store.sqlite.schema import configure, migrate
 
 __all__ = ["SqliteTaskStore"]
 

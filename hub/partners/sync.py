@@ -17,14 +17,14 @@ from contextlib import asynccontextmanager
 import anyio
 
 from hub.errors import HubError, StoreOutageError
+from hub.partners.directory import Partners
+from hub.partners.runtime import RuntimePartner
 from hub.registry import AgentEntry
 from hub.store import SharedTaskStore, TaskStore
-from hub.tools.partners import Partners
-from hub.tools.runtime_partners import RuntimePartner
 
 __all__ = ["PartnerSync", "dump_runtime_partner", "load_runtime_partner", "shared_partners"]
 
-log = logging.getLogger("hub.tools.partners")
+log = logging.getLogger("hub.partners")
 
 
 def dump_runtime_partner(runtime: RuntimePartner) -> bytes:

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Mapping
 
 from hub.config import SwarmSettings
 from hub.errors import ConfigError
+from hub.partners.directory import Partners
 from hub.protocol import AgentSkill
 from hub.tasks import TaskManager
 from hub.tools.arguments import ToolArguments
 from hub.tools.base import Tool
-from hub.tools.partners import Partners
 from hub.tools.skill import SkillTool
 
 __all__ = ["Toolbox"]

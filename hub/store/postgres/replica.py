@@ -24,7 +24,7 @@ import anyio
 from hub.store.base import TaskChange, TaskNotice, TaskRecord
 from hub.store.columns import task_record, task_row
 from hub.store.outage import Outage
-from hub.store.postgres_schema import (
+from hub.store.postgres.schema import (
     NOTICE_CHANNEL,
     PARTNERS_CHANNEL,
     PUSH_CHANNEL,

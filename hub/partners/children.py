@@ -4,8 +4,8 @@ through the partners' clients."""
 from __future__ import annotations
 
 from hub.errors import RemoteRpcError, TaskNotCancelableError
+from hub.partners.directory import Partners
 from hub.protocol import TaskState
-from hub.tools.partners import Partners
 
 __all__ = ["PartnerChildren"]
 
