@@ -27,6 +27,10 @@ core 0; the partner and the load generator share core 1.
 
     python -m bench.delegation [--paths relay,delegate,gateway] [--concurrency 1,16]
                                [--partner-delay 0.05] [--pause 0] [--duration 6] [--rounds 3]
+                               [--baseline ../a2a-hub-before]
+
+`--baseline DIR` measures the hub of another checkout (its own `.venv`) in every round too,
+beside this one's: a change's before and after under the same noise.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from bench.target import (
     RunningServer,
     Target,
     add_run_arguments,
+    baseline_target,
     canned_command,
     hub_command,
     hub_rounds,
@@ -85,6 +90,8 @@ class _Run:
     load: LoadResult
     cpu_ms: float
     """The hub's CPU per call; on the direct path, the partner's."""
+    hub: str = "hub"
+    """Which hub the round ran: this checkout's, or `baseline` (`--baseline`)."""
 
 
 def _load(
@@ -117,19 +124,25 @@ def _round(
             print(
                 f"  {path:9} {format_result(result)}  {whose} CPU {cpu_ms:.3f} ms/call", flush=True
             )
-            runs.append(_Run(path, concurrency, round_no, result, cpu_ms))
+            runs.append(_Run(path, concurrency, round_no, result, cpu_ms, hub.target.name))
     return runs
 
 
-def _added(runs: list[_Run], path: str, concurrency: int) -> list[float]:
-    """Each round's p50 on `path` less the same round's direct p50."""
+def _added(runs: list[_Run], path: str, concurrency: int, hub: str) -> list[float]:
+    """Each round's p50 on `path` less the direct p50 measured beside it (same round, same
+    hub's turn)."""
     direct = {
-        r.round: r.load.p50_ms for r in runs if r.path == "direct" and r.concurrency == concurrency
+        (r.round, r.hub): r.load.p50_ms
+        for r in runs
+        if r.path == "direct" and r.concurrency == concurrency
     }
     return [
-        r.load.p50_ms - direct[r.round]
+        r.load.p50_ms - direct[r.round, r.hub]
         for r in runs
-        if r.path == path and r.concurrency == concurrency and r.round in direct
+        if r.path == path
+        and r.concurrency == concurrency
+        and r.hub == hub
+        and (r.round, r.hub) in direct
     ]
 
 
@@ -139,15 +152,22 @@ def _report(runs: list[_Run], args: argparse.Namespace) -> str:
         "| CPU ms/call (hub; direct: the partner's) | errors |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for path in ("direct", *args.paths):
+    hubs = list(dict.fromkeys(r.hub for r in runs))
+    rows = [("direct", None)] + [(path, hub) for path in args.paths for hub in hubs]
+    for path, hub in rows:
         for c in args.concurrency:
-            mine = [r for r in runs if r.path == path and r.concurrency == c]
+            mine = [
+                r
+                for r in runs
+                if r.path == path and r.concurrency == c and (hub is None or r.hub == hub)
+            ]
             if not mine:
                 continue
             cpu = [r.cpu_ms for r in mine]
+            label = path if hub in (None, "hub") else f"{path} ({hub})"
             lines.append(
-                f"| {path} | {c} "
-                f"| {spread(_added(runs, path, c)) if path != 'direct' else '—'} "
+                f"| {label} | {c} "
+                f"| {spread(_added(runs, path, c, hub)) if hub is not None else '—'} "
                 f"| {spread([r.load.p50_ms for r in mine])} "
                 f"| {spread([r.load.p99_ms for r in mine])} "
                 f"| {spread([r.load.requests_per_s for r in mine], 0)} "
@@ -177,6 +197,13 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds each caller waits between its calls (the hub idles as behind a slow "
         "partner, with an instant one)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout of a2a-hub with its own .venv (e.g. a git worktree of an "
+        "earlier commit): its hub is measured too, after or before this one's in each round",
+    )
     args = parser.parse_args(argv)
     args.paths = [p.strip() for p in args.paths.split(",") if p.strip() and p != "direct"]
     for path in args.paths:
@@ -190,10 +217,20 @@ def main(argv: list[str] | None = None) -> None:
             _load(hub, path, 16, args.warmup)
         return _round(partner, hub, args, round_no)
 
+    hubs = [Target(name="hub", command=_hub_command, store=_STORE)]
+    if args.baseline is not None:
+        hubs.append(
+            baseline_target(
+                args.baseline,
+                config="bench/delegation.yaml",
+                store=Path("var/bench-delegation-baseline.db"),
+                extra=["--agents", str(_AGENTS)],
+            )
+        )
     runs = hub_rounds(
         "delegation",
         Target(name="partner", command=canned_command("--delay", str(args.partner_delay))),
-        Target(name="hub", command=_hub_command, store=_STORE),
+        hubs,
         agents=_AGENTS,
         rounds=args.rounds,
         measure=measure,
@@ -202,7 +239,13 @@ def main(argv: list[str] | None = None) -> None:
     (RESULTS / "delegation.json").write_text(
         json.dumps(
             [
-                {"path": r.path, "round": r.round, "cpu_ms": r.cpu_ms, **r.load.to_dict()}
+                {
+                    "path": r.path,
+                    "hub": r.hub,
+                    "round": r.round,
+                    "cpu_ms": r.cpu_ms,
+                    **r.load.to_dict(),
+                }
                 for r in runs
             ],
             indent=2,

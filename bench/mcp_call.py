@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     runs = hub_rounds(
         "mcp_call",
         Target(name="partner", command=canned_command("--delay", "0")),
-        Target(name="hub", command=_hub_command, store=_STORE),
+        [Target(name="hub", command=_hub_command, store=_STORE)],
         agents=_AGENTS,
         rounds=args.rounds,
         measure=measure,

@@ -42,6 +42,8 @@ from bench.target import (
     TARGETS,
     RunningServer,
     ServerStartError,
+    Target,
+    baseline_target,
     exit_on_sigterm,
     pin_self,
     start_server,
@@ -89,6 +91,14 @@ class Plan:
     rounds: int
     server_core: int | None
     client_core: int | None
+    baseline: Path | None = None
+    """Another checkout whose hub is the `baseline` target (`--baseline`)."""
+
+    def target(self, name: str) -> Target:
+        """The server the target `name` starts."""
+        if name == "baseline" and self.baseline is not None:
+            return baseline_target(self.baseline)
+        return TARGETS[name]
 
 
 def _measure(server: RunningServer, plan: Plan, round_no: int) -> list[Measurement]:
@@ -127,7 +137,7 @@ def otlp_sink(plan: Plan) -> Iterator[str | None]:
     """A local OTLP receiver (`bench.otlp_sink`) on the load generator's core while a target
     that exports traces is in the plan; yields its URL (None when none is needed). The
     servers find it through `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`."""
-    if not any(TARGETS[name].traces for name in plan.targets):
+    if not any(plan.target(name).traces for name in plan.targets):
         yield None
         return
     with running_sink(core=plan.client_core) as url:
@@ -150,7 +160,7 @@ def run_plan(plan: Plan) -> tuple[list[Measurement], dict[str, str]]:
             log_path = RESULTS / f"{name}-round{round_no}.log"
             try:
                 with start_server(
-                    TARGETS[name], core=plan.server_core, log_path=log_path
+                    plan.target(name), core=plan.server_core, log_path=log_path
                 ) as server:
                     measurements.extend(_measure(server, plan, round_no))
             except ServerStartError as exc:
@@ -255,15 +265,16 @@ def _times(value: float | None) -> str:
 
 
 COMPARISONS = (
+    ("hub", "baseline"),
     ("hub", "reference"),
     ("hub", "litestar-echo"),
     ("hub", "hub-off"),
     ("hub-traces", "hub-off"),
     ("hub-traces-10", "hub-off"),
 )
-"""The ratio tables a report has, where both targets ran: the hub against the SDK's
-reference and against a bare Litestar JSON echo, and the hub with metrics (its default) and
-with traces against telemetry off."""
+"""The ratio tables a report has, where both targets ran: the hub against another
+checkout's (`--baseline`), against the SDK's reference and against a bare Litestar JSON
+echo, and the hub with metrics (its default) and with traces against telemetry off."""
 
 
 def render_markdown(
@@ -349,10 +360,21 @@ def _parse(argv: list[str] | None) -> Plan:
     parser.add_argument("--quick", action="store_true", help="1 round of 2 s runs, to smoke-test")
     parser.add_argument("--server-core", type=int, default=0)
     parser.add_argument("--client-core", type=int, default=1)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout of a2a-hub with its own .venv (e.g. a git worktree of an "
+        "earlier commit): its hub runs as the target `baseline`, interleaved with `hub`",
+    )
     args = parser.parse_args(argv)
     targets = _names(args.targets)
     scenarios = _names(args.scenarios)
+    if args.baseline is not None and "baseline" not in targets:
+        targets = (*targets, "baseline")
     for name in targets:
+        if name == "baseline" and args.baseline is not None:
+            continue
         if name not in TARGETS:
             parser.error(f"unknown target {name!r} (known: {', '.join(TARGETS)})")
     for name in scenarios:
@@ -368,6 +390,7 @@ def _parse(argv: list[str] | None) -> Plan:
         rounds=args.rounds or (1 if quick else 3),
         server_core=args.server_core,
         client_core=args.client_core,
+        baseline=args.baseline,
     )
 
 
@@ -411,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         "failed": failed,
         "measurements": [m.to_dict() for m in measurements],
     }
-    (RESULTS / "latest.json").write_text(json.dumps(document, indent=2) + "\n")
+    (RESULTS / "latest.json").write_text(json.dumps(document, indent=2, default=str) + "\n")
     print(f"written: {_relative(RESULTS / 'latest.md')}, {_relative(RESULTS / 'latest.json')}")
     errors = sum(m.load.errors for m in measurements)
     return 1 if failed or errors else 0

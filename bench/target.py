@@ -27,6 +27,7 @@ __all__ = [
     "ServerStartError",
     "Target",
     "add_run_arguments",
+    "baseline_target",
     "canned_command",
     "exit_on_sigterm",
     "free_port",
@@ -61,12 +62,15 @@ def hub_command(
     config: str = "bench/hub.yaml",
     store: Path | None = _HUB_STORE,
     extra: Sequence[str] = (),
+    python: Path | None = None,
 ) -> list[str]:
     """`a2a-hub serve` on `port` with a benchmark's settings file and SQLite store (None:
-    the store the settings file names), plus `extra`."""
+    the store the settings file names), plus `extra`; from the environment of `python` (None:
+    this one)."""
+    interpreter = python or Path(sys.executable)
     # The console script is what users run; `python -m hub` covers an install without scripts.
-    script = Path(sys.executable).with_name("a2a-hub")
-    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "hub"]
+    script = interpreter.with_name("a2a-hub")
+    launcher = [str(script)] if script.exists() else [str(interpreter), "-m", "hub"]
     return [
         *launcher,
         "serve",
@@ -80,6 +84,30 @@ def hub_command(
         "warning",
         *extra,
     ]
+
+
+def baseline_target(
+    checkout: Path,
+    *,
+    config: str = "bench/hub.yaml",
+    store: Path = Path("var/bench-baseline.db"),
+    extra: Sequence[str] = (),
+) -> Target:
+    """The hub of another checkout of a2a-hub (its own `.venv`, e.g. a `git worktree` of an
+    earlier commit), named `baseline`: measured beside this checkout's hub in the same run, a
+    change's before and after. It reads this checkout's settings file and keeps its own store.
+
+    Raises:
+        SystemExit: the checkout has no `.venv/bin/python`.
+    """
+    python = checkout.resolve() / ".venv" / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"--baseline {checkout}: no {python}; run `make install` there first")
+
+    def command(port: int) -> list[str]:
+        return hub_command(port, config=config, store=store, extra=extra, python=python)
+
+    return Target(name="baseline", command=command, store=store)
 
 
 def _reference_command(port: int) -> list[str]:
@@ -330,16 +358,17 @@ def add_run_arguments(
 def hub_rounds(
     program: str,
     partner: Target,
-    hub: Target,
+    hubs: Sequence[Target],
     *,
     agents: Path,
     rounds: int,
     measure: Callable[[RunningServer, RunningServer, int], list[Figure]],
 ) -> list[Figure]:
-    """Rounds against a hub in front of one partner: this process on core 1, `partner` started
-    there and named `partner` in `agents`, then for each round a fresh `hub` on core 0 and
-    what `measure(partner, hub, round)` found. A server that does not start ends the program
-    with the tail of its log."""
+    """Rounds against hubs in front of one partner: this process on core 1, `partner` started
+    there and named `partner` in `agents`, then for each round a fresh hub of each of `hubs`
+    on core 0 in turn (their order alternating from round to round, so a drift of the machine
+    lands on all of them) and what `measure(partner, hub, round)` found. A server that does
+    not start ends the program with the tail of its log."""
     exit_on_sigterm()
     if not pin_self(1):
         print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
@@ -351,10 +380,11 @@ def hub_rounds(
             write_partner_agents(agents, running_partner.port)
             for round_no in range(1, rounds + 1):
                 print(f"round {round_no}/{rounds}", flush=True)
-                with start_server(
-                    hub, core=0, log_path=RESULTS / f"{program}-hub-{round_no}.log"
-                ) as running_hub:
-                    found += measure(running_partner, running_hub, round_no)
+                turn = hubs if round_no % 2 else tuple(reversed(hubs))
+                for hub in turn:
+                    log_path = RESULTS / f"{program}-{hub.name}-{round_no}.log"
+                    with start_server(hub, core=0, log_path=log_path) as running_hub:
+                        found += measure(running_partner, running_hub, round_no)
     except ServerStartError as exc:
         raise SystemExit(f"bench.{program}: {exc}") from None
     return found
