@@ -26,6 +26,17 @@ def _texts(task: Task) -> list[str | None]:
     return [part.text for artifact in task.artifacts or [] for part in artifact.parts]
 
 
+async def _sent(agent: ScriptedAgent, http: httpx.AsyncClient, *texts: str) -> list[Task]:
+    """Serve the agent and send it each text in turn; the tasks it answered."""
+    async with agent.serve() as url:
+        client = await A2AClient.from_url(url, http=http)
+        with anyio.fail_after(30):
+            answered = [await client.send(user_message(text)) for text in texts]
+    tasks = [reply for reply in answered if isinstance(reply, Task)]
+    assert len(tasks) == len(texts)
+    return tasks
+
+
 async def test_the_card_names_the_agent_its_skill_and_its_tags(http: httpx.AsyncClient) -> None:
     agent = ScriptedAgent(
         "billing", description="pays invoices", skill_id="pay", tags=("money",), streaming=False
@@ -44,14 +55,8 @@ async def test_the_card_names_the_agent_its_skill_and_its_tags(http: httpx.Async
 
 async def test_by_default_it_echoes_and_records_each_message(http: httpx.AsyncClient) -> None:
     agent = ScriptedAgent()
-    async with agent.serve() as url:
-        client = await A2AClient.from_url(url, http=http)
-        with anyio.fail_after(30):
-            first = await client.send(user_message("one"))
-            second = await client.send(user_message("two"))
+    first, second = await _sent(agent, http, "one", "two")
 
-    assert isinstance(first, Task)
-    assert isinstance(second, Task)
     assert (first.status.state, _texts(first)) == (TaskState.COMPLETED, ["one"])
     assert _texts(second) == ["two"]
     assert [message.text() for message in agent.messages] == ["one", "two"]
@@ -59,14 +64,8 @@ async def test_by_default_it_echoes_and_records_each_message(http: httpx.AsyncCl
 
 async def test_replies_are_chosen_by_the_messages_text(http: httpx.AsyncClient) -> None:
     agent = ScriptedAgent(reply=answer("[{text}]"), replies={"ping": answer("pong")})
-    async with agent.serve() as url:
-        client = await A2AClient.from_url(url, http=http)
-        with anyio.fail_after(30):
-            pinged = await client.send(user_message("ping"))
-            other = await client.send(user_message("hello"))
+    pinged, other = await _sent(agent, http, "ping", "hello")
 
-    assert isinstance(pinged, Task)
-    assert isinstance(other, Task)
     assert (_texts(pinged), _texts(other)) == (["pong"], ["[hello]"])
 
 
@@ -114,13 +113,8 @@ async def test_a_question_waits_for_the_answer_on_the_same_task(http: httpx.Asyn
 
 
 async def test_a_failure_fails_the_task_with_its_message(http: httpx.AsyncClient) -> None:
-    agent = ScriptedAgent(reply=fail("no money for {text}"))
-    async with agent.serve() as url:
-        client = await A2AClient.from_url(url, http=http)
-        with anyio.fail_after(30):
-            failed = await client.send(user_message("rent"))
+    [failed] = await _sent(ScriptedAgent(reply=fail("no money for {text}")), http, "rent")
 
-    assert isinstance(failed, Task)
     assert failed.status.state is TaskState.FAILED
     assert failed.status.message is not None
     assert failed.status.message.text() == "no money for rent"
