@@ -3,7 +3,7 @@ language model's tokens does: a hub skill and a partner on the official a2a-sdk.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from a2a.helpers.proto_helpers import new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -14,13 +14,10 @@ from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from litestar import Litestar
 from starlette.applications import Starlette
 
-from hub.config import ServerSettings, Settings, StoreSettings
-from hub.server import create_app
-from hub.skills import SkillContext, skill
-from hub.store import MemoryTaskStore
+from hub.testing import ScriptedAgent, stream
 from tests.sdk_agents import sdk_agent
 
-__all__ = ["CHUNKS", "REPEATS", "WHOLE", "hub_tokens", "sdk_tokens", "tokens"]
+__all__ = ["CHUNKS", "REPEATS", "WHOLE", "hub_tokens", "sdk_tokens", "tokens", "tokens_agent"]
 
 CHUNKS = ("Hel", "lo", ", wor", "ld!")
 """The chunks every agent here streams, in order, each appended to the one artifact."""
@@ -35,20 +32,24 @@ def _chunks(text: str) -> Sequence[str]:
     return REPEATS if text == "repeat" else CHUNKS
 
 
-@skill(id="tokens", description="streams its answer in chunks")
-async def tokens(ctx: SkillContext) -> AsyncIterator[str]:
-    for chunk in _chunks(ctx.text):
-        yield chunk
+def tokens_agent() -> ScriptedAgent:
+    """The hub's scripted agent that streams its answer."""
+    return ScriptedAgent(
+        "tokens",
+        skill_id="tokens",
+        description="streams its answer in chunks",
+        reply=stream(*CHUNKS),
+        replies={"repeat": stream(*REPEATS)},
+    )
+
+
+tokens = tokens_agent().as_skill()
+"""Its one skill, for hubs that serve it beside others."""
 
 
 def hub_tokens(url: str) -> Litestar:
     """A hub whose one skill is `tokens`, tasks in memory."""
-    settings = Settings(
-        server=ServerSettings(public_url=url),
-        store=StoreSettings(kind="memory"),
-        default_skill="tokens",
-    )
-    return create_app(settings, store=MemoryTaskStore(), skills={"tokens": tokens})
+    return tokens_agent().app(url)
 
 
 class TokenExecutor(AgentExecutor):

@@ -10,22 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from litestar import Litestar
 
 from hub.client import BreakerConfig
-from hub.config import AuthSettings, ServerSettings, Settings, StoreSettings
-from hub.partners import Partners
+from hub.config import AuthSettings, Settings, StoreSettings
 from hub.protocol import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
-from hub.registry import AgentEntry, Registry
-from hub.server import create_app
+from hub.registry import AgentEntry
 from hub.skills import LocalSkill, SkillContext, skill
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.swarm import swarm
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
-from tests.client.scripted import ScriptedAgent, respond
-from tests.swarm.partners import scripted
+from hub.testing import ScriptedAgent, answer, fail, serve_hub, serve_on_loopback
+from tests.client.scripted import ScriptedAgent as RawAgent
+from tests.client.scripted import respond
 
 HOSTILE = (
     '<script>window.__pwned = 1; console.log("pwned")</script>'
@@ -104,9 +100,9 @@ def hostile_card(url: str) -> dict[str, Any]:
     }
 
 
-def hostile_partner(url: str) -> ScriptedAgent:
+def hostile_partner(url: str) -> RawAgent:
     """A partner that serves only its hostile card."""
-    partner = ScriptedAgent()
+    partner = RawAgent()
     partner.routes["GET /.well-known/agent-card.json"] = respond(
         200, json.dumps(hostile_card(url)).encode()
     )
@@ -133,10 +129,9 @@ async def console_hub(
     async with AsyncExitStack() as stack:
         entries = []
         for name, delay in partners.items():
-            answer = None if delay is None else f"answer from {name}"
-            url = await stack.enter_async_context(
-                serve_on_loopback(scripted(answer, delay=delay or 0.0))
-            )
+            reply = fail() if delay is None else answer(f"answer from {name}", delay=delay)
+            agent = ScriptedAgent(skill_id="work", reply=reply)
+            url = await stack.enter_async_context(agent.serve())
             entries.append(AgentEntry(name=name, url=url))
         if down_port is not None:
             # Its card is known, but nothing answers at its address.
@@ -144,21 +139,15 @@ async def console_hub(
         if hostile:
             url = await stack.enter_async_context(serve_on_loopback(hostile_partner))
             entries.append(AgentEntry(name="hostile", url=url))
-        registry = Registry(entries)
-
-        def build(url: str) -> Litestar:
-            settings = Settings(
-                server=ServerSettings(public_url=url),
-                store=StoreSettings(kind="memory"),
-                default_skill="echo",
-                auth=auth or AuthSettings(),
+        settings = Settings(
+            store=StoreSettings(kind="memory"), default_skill="echo", auth=auth or AuthSettings()
+        )
+        hub = await stack.enter_async_context(
+            serve_hub(
+                skills=list(local_skills(gates).values()),
+                partners=entries,
+                settings=settings,
+                breaker=BreakerConfig(failure_threshold=1),
             )
-            return create_app(
-                settings,
-                store=MemoryTaskStore(),
-                skills=local_skills(gates),
-                partners=Partners(registry, breaker=BreakerConfig(failure_threshold=1)),
-            )
-
-        url = await stack.enter_async_context(serve_on_loopback(build))
-        yield ConsoleHub(url=url, gates=gates)
+        )
+        yield ConsoleHub(url=hub.url, gates=gates)

@@ -5,16 +5,16 @@ whose agents.yaml names them."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import pytest
-from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from hub import testing
 from hub.config import (
     AuthSettings,
     CredentialSettings,
@@ -23,12 +23,8 @@ from hub.config import (
     Settings,
     StoreSettings,
 )
-from hub.partners import Partners
-from hub.registry import AgentEntry, Registry
-from hub.server import create_app
-from hub.skills.echo import echo
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.registry import AgentEntry
+from hub.testing import PartnerList, serve_on_loopback
 from tests.client import partners as sdk
 
 OPS_KEY = "ops-gateway-key-4f1c9e2a7b"
@@ -175,7 +171,7 @@ def auth_settings() -> AuthSettings:
 
 @asynccontextmanager
 async def serve_hub(
-    agents: Sequence[AgentEntry] | Callable[[str], Sequence[AgentEntry]],
+    agents: PartnerList | Callable[[str], PartnerList],
     *,
     auth: AuthSettings | None = None,
     limits: dict[str, Any] | None = None,
@@ -183,24 +179,14 @@ async def serve_hub(
 ) -> AsyncIterator[str]:
     """A hub on a loopback socket whose agents.yaml holds `agents` (or what `agents` makes of
     the hub's own URL); yields that URL."""
-
-    def build(url: str) -> Litestar:
-        listed = agents(url) if callable(agents) else agents
-        settings = Settings(
-            server=ServerSettings(public_url=url, keepalive=keepalive),
-            store=StoreSettings(kind="memory"),
-            auth=auth or AuthSettings(),
-            limits=LimitSettings.model_validate({"requests_per_second": 0, **(limits or {})}),
-        )
-        return create_app(
-            settings,
-            store=MemoryTaskStore(),
-            skills={"echo": echo},
-            partners=Partners(Registry(listed)),
-        )
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    settings = Settings(
+        server=ServerSettings(keepalive=keepalive),
+        store=StoreSettings(kind="memory"),
+        auth=auth or AuthSettings(),
+        limits=LimitSettings.model_validate({"requests_per_second": 0, **(limits or {})}),
+    )
+    async with testing.serve_hub(partners=agents, settings=settings) as hub:
+        yield hub.url
 
 
 @pytest.fixture

@@ -24,18 +24,14 @@ from a2a.types import (
     SendMessageRequest,
     TaskState,
 )
-from litestar import Litestar
 
 from hub.config import (
     AuthSettings,
     CardSettings,
     CredentialSettings,
-    ServerSettings,
     Settings,
 )
-from hub.server import create_app
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 
 from .conftest import interview
 from .test_sdk_client import BINDINGS, collect, final_task_state
@@ -61,19 +57,14 @@ class StaticCredentials(CredentialService):
 async def hub_url() -> AsyncIterator[str]:
     from hub.skills.echo import echo
 
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            auth=AuthSettings(
-                enabled=True, credentials=(CredentialSettings(name="ops", api_key=OPS_KEY),)
-            ),
-            card=CardSettings(extended_card=True),
-        )
-        skills = {skill.skill_id: skill for skill in (echo, interview)}
-        return create_app(settings, store=MemoryTaskStore(), skills=skills)
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    settings = Settings(
+        auth=AuthSettings(
+            enabled=True, credentials=(CredentialSettings(name="ops", api_key=OPS_KEY),)
+        ),
+        card=CardSettings(extended_card=True),
+    )
+    async with serve_hub(skills=[echo, interview], settings=settings) as hub:
+        yield hub.url
 
 
 @asynccontextmanager

@@ -14,8 +14,7 @@ import pytest
 from hub.client import A2AClient, user_message
 from hub.protocol import Message, StreamResponse, Task, TaskState
 from hub.skills.delegate import delegate
-from hub.testing import serve_on_loopback
-from tests.hubs import memory_hub
+from hub.testing import serve_hub
 from tests.multiturn.conftest import ASKERS, registry_of
 from tests.multiturn.partners import AGAIN, QUESTION, QUESTION_AGAIN, greet
 
@@ -28,10 +27,9 @@ TIMEOUT = 15
 async def hub(askers: dict[str, str]) -> AsyncIterator[A2AClient]:
     """A client of a hub whose default skill is `delegate`, in front of every asker."""
 
-    build = memory_hub({"delegate": delegate}, registry_of(askers), default_skill="delegate")
-
-    async with serve_on_loopback(build) as url, httpx.AsyncClient(timeout=TIMEOUT) as http:
-        yield await A2AClient.from_url(url, http=http)
+    served = serve_hub(skills=[delegate], partners=registry_of(askers))
+    async with served as running, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        yield await A2AClient.from_url(running.url, http=http)
 
 
 async def _send(hub: A2AClient, message: Message, agent: str) -> Task:

@@ -13,14 +13,9 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
-from hub.config import LimitSettings, ServerSettings, Settings, StoreSettings
-from hub.partners import Partners
-from hub.server import create_app
-from hub.skills.echo import echo
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.config import LimitSettings, Settings, StoreSettings
+from hub.testing import serve_hub
 from tests.multiturn.conftest import ASKERS, registry_of
 from tests.multiturn.partners import AGAIN, QUESTION, greet
 
@@ -34,21 +29,11 @@ CALLERS = ("1.0-jsonrpc", "1.0-rest", "0.3-jsonrpc")
 async def hub(askers: dict[str, str]) -> AsyncIterator[str]:
     """A hub (auth off) whose gateway fronts every asker; yields its URL."""
 
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            limits=LimitSettings(requests_per_second=0),
-        )
-        return create_app(
-            settings,
-            store=MemoryTaskStore(),
-            skills={"echo": echo},
-            partners=Partners(registry_of(askers)),
-        )
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    settings = Settings(
+        store=StoreSettings(kind="memory"), limits=LimitSettings(requests_per_second=0)
+    )
+    async with serve_hub(partners=registry_of(askers), settings=settings) as running:
+        yield running.url
 
 
 @pytest.fixture

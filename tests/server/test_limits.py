@@ -17,13 +17,13 @@ import pytest
 from asgi_lifespan import LifespanManager
 from litestar import Litestar
 
-from hub.config import AuthSettings, LimitSettings, ServerSettings, Settings
+from hub.config import AuthSettings, LimitSettings, Settings
 from hub.server import create_app
 from hub.server.auth import Caller
 from hub.server.gate import Gate
 from hub.server.ratelimit import RateLimiter
 from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.server.auth_hub import (
     ALICE,
     BOB,
@@ -301,17 +301,9 @@ async def open_stream(http: httpx.AsyncClient, who: Credential, *, rest: bool) -
 
 @pytest.fixture
 async def loopback_hub() -> AsyncIterator[tuple[str, Litestar]]:
-    built: list[Litestar] = []
-
-    def build(url: str) -> Litestar:
-        settings = auth_settings(max_streams_per_caller=2).model_copy(
-            update={"server": ServerSettings(public_url=url)}
-        )
-        built.append(create_app(settings, store=MemoryTaskStore(), skills=auth_skills()))
-        return built[0]
-
-    async with serve_on_loopback(build) as url:
-        yield url, built[0]
+    settings = auth_settings(max_streams_per_caller=2)
+    async with serve_hub(skills=list(auth_skills().values()), settings=settings) as running:
+        yield running.url, running.app
 
 
 async def test_open_streams_are_capped_per_caller_and_given_back_when_closed(

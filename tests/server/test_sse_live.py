@@ -14,10 +14,8 @@ import pytest
 from litestar import Litestar
 
 from hub.config import CardSettings, LimitSettings, ServerSettings, Settings
-from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.server.conftest import SlotReleases
 
 pytestmark = pytest.mark.anyio
@@ -47,14 +45,9 @@ def gated_skills(gate: Gate) -> dict[str, Skill]:
 
 @pytest.fixture
 async def hub_url(gate: Gate) -> AsyncIterator[str]:
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url, keepalive=0.05), default_skill="gated"
-        )
-        return create_app(settings, store=MemoryTaskStore(), skills=gated_skills(gate))
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    settings = Settings(server=ServerSettings(keepalive=0.05), default_skill="gated")
+    async with serve_hub(skills=list(gated_skills(gate).values()), settings=settings) as running:
+        yield running.url
 
 
 CITE = "https://example.com/extensions/cite/v1"
@@ -64,20 +57,14 @@ CITE = "https://example.com/extensions/cite/v1"
 async def quiet_hub(gate: Gate) -> AsyncIterator[tuple[str, Litestar]]:
     """A hub whose keep-alive never comes within a test, one stream per caller, and one
     extension to echo."""
-    built: list[Litestar] = []
-
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url, keepalive=60),
-            limits=LimitSettings(max_streams_per_caller=1),
-            card=CardSettings.model_validate({"extensions": [{"uri": CITE}]}),
-            default_skill="gated",
-        )
-        built.append(create_app(settings, store=MemoryTaskStore(), skills=gated_skills(gate)))
-        return built[0]
-
-    async with serve_on_loopback(build) as url:
-        yield url, built[0]
+    settings = Settings(
+        server=ServerSettings(keepalive=60),
+        limits=LimitSettings(max_streams_per_caller=1),
+        card=CardSettings.model_validate({"extensions": [{"uri": CITE}]}),
+        default_skill="gated",
+    )
+    async with serve_hub(skills=list(gated_skills(gate).values()), settings=settings) as running:
+        yield running.url, running.app
 
 
 def stream_body(request_id: int = 1) -> dict[str, Any]:

@@ -22,8 +22,7 @@ from hub.client import A2AClient, user_message
 from hub.protocol import Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState
 from hub.registry import load_registry
 from hub.skills.delegate import delegate
-from hub.testing import serve_on_loopback
-from tests.hubs import memory_hub
+from hub.testing import serve_hub, serve_on_loopback
 from tests.sdk_agents import sdk_agent
 from tests.streamed_text import WHOLE, sdk_tokens
 
@@ -74,10 +73,9 @@ async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
         path = tmp_path / "agents.yaml"
         path.write_text(f"version: 1\nagents:\n  - name: chunker\n    url: {partner_url}\n")
 
-        build = memory_hub({"delegate": delegate}, load_registry(path), default_skill="delegate")
-
-        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-            yield await A2AClient.from_url(url, http=http)
+        served = serve_hub(skills=[delegate], partners=load_registry(path))
+        async with served as running, httpx.AsyncClient() as http:
+            yield await A2AClient.from_url(running.url, http=http)
 
 
 async def test_artifact_chunks_are_relayed_with_the_partners_append_and_last_chunk(
@@ -127,9 +125,9 @@ async def test_a_partner_task_kept_one_part_per_chunk_is_relayed_as_one_text(
     async with serve_on_loopback(sdk_tokens(streaming=False)) as partner_url:
         path = tmp_path / "agents.yaml"
         path.write_text(f"version: 1\nagents:\n  - name: tokens\n    url: {partner_url}\n")
-        build = memory_hub({"delegate": delegate}, load_registry(path), default_skill="delegate")
-        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-            hub = await A2AClient.from_url(url, http=http)
+        served = serve_hub(skills=[delegate], partners=load_registry(path))
+        async with served as running, httpx.AsyncClient() as http:
+            hub = await A2AClient.from_url(running.url, http=http)
             with anyio.fail_after(15):
                 done = await hub.send(user_message("go"), metadata={"agent": "tokens"})
     assert isinstance(done, Task)

@@ -22,7 +22,7 @@ from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.federation import federation
 from hub.skills.swarm import swarm
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.client.faulty import (
     FAULTS,
     INTERNAL,
@@ -33,7 +33,6 @@ from tests.client.faulty import (
     faulty_partner,
 )
 from tests.client.scripted import Handler, respond
-from tests.hubs import memory_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -57,11 +56,9 @@ async def hub(partner: FaultyPartner, tmp_path: Path) -> AsyncIterator[A2AClient
     )
     registry = load_registry(path)
 
-    skills = {"echo": echo, "delegate": delegate, "swarm": swarm, "federation": federation}
-    build = memory_hub(skills, registry, default_skill="delegate")
-
-    async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-        yield await A2AClient.from_url(url, http=http)
+    skills = [delegate, echo, swarm, federation]
+    async with serve_hub(skills=skills, partners=registry) as running, httpx.AsyncClient() as http:
+        yield await A2AClient.from_url(running.url, http=http)
 
 
 def fault_of(request: pytest.FixtureRequest) -> str:
@@ -175,10 +172,10 @@ async def test_a_partner_whose_card_cannot_be_read_is_named_with_the_kind(
         )
         registry = load_registry(path)
 
-        build = memory_hub({"delegate": delegate}, registry, default_skill="delegate")
-
-        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-            task = await failed_task(await A2AClient.from_url(url, http=http), agent="faulty")
+        served = serve_hub(skills=[delegate], partners=registry)
+        async with served as running, httpx.AsyncClient() as http:
+            hub = await A2AClient.from_url(running.url, http=http)
+            task = await failed_task(hub, agent="faulty")
 
     assert status_text(task) == f"agent 'faulty': its agent card could not be read ({kind})"
     assert_nothing_leaks(task.to_json().decode(), partner)

@@ -24,14 +24,10 @@ from a2a.types import SendMessageRequest as SdkSendMessageRequest
 from a2a.types import StreamResponse as SdkStreamResponse
 from a2a.types import TaskState as SdkTaskState
 from a2a.utils.constants import TransportProtocol
-from litestar import Litestar
 
 from config.examples.my_skills import assistant
-from hub.config import ServerSettings, Settings
-from hub.server import create_app
 from hub.skills.echo import echo
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 
 pytestmark = pytest.mark.anyio
 
@@ -43,13 +39,8 @@ async def hub_url() -> AsyncIterator[str]:
     """A hub whose default skill is the documented example `assistant`, on a loopback
     socket."""
 
-    def build(url: str) -> Litestar:
-        settings = Settings(server=ServerSettings(public_url=url), default_skill="assistant")
-        skills = {s.skill_id: s for s in (assistant, echo)}
-        return create_app(settings, store=MemoryTaskStore(), skills=skills)
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    async with serve_hub(skills=[assistant, echo]) as running:
+        yield running.url
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Scripted partners for the swarm tests: hubs whose one skill answers a fixed text after a
-delay, or fails, served on real loopback sockets."""
+"""Scripted partners for the swarm tests (`hub.testing.ScriptedAgent`s that answer a fixed
+text after a delay, or fail), served on real loopback sockets and named in an agents.yaml."""
 
 from __future__ import annotations
 
@@ -7,39 +7,19 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-import anyio
 from litestar import Litestar
 
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.registry import Registry, load_registry
-from hub.server import create_app
-from hub.skills import SkillContext, skill
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import ScriptedAgent, answer, fail, serve_on_loopback
 
 
 def scripted(
-    answer: str | None, *, delay: float = 0.0, tags: tuple[str, ...] = ()
+    reply: str | None, *, delay: float = 0.0, tags: tuple[str, ...] = ()
 ) -> Callable[[str], Litestar]:
-    """A partner that answers `answer` after `delay` seconds (None: fails); `{text}` in the
-    answer is replaced by the message's text."""
-
-    @skill(id="work", description="answers after a delay", tags=list(tags))
-    async def work(ctx: SkillContext) -> str:
-        await anyio.sleep(delay)
-        if answer is None:
-            raise ctx.fail("scripted failure")
-        return answer.replace("{text}", ctx.text)
-
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="work",
-        )
-        return create_app(settings, store=MemoryTaskStore(), skills={"work": work})
-
-    return build
+    """A partner that answers `reply` after `delay` seconds (None: fails); `{text}` in the
+    reply is replaced by the message's text."""
+    script = fail(delay=delay) if reply is None else answer(reply, delay=delay)
+    return ScriptedAgent(skill_id="work", reply=script, tags=tags).app
 
 
 @asynccontextmanager

@@ -8,19 +8,14 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.errors import InvalidParamsError, RemoteRpcError
-from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.echo import echo
 from hub.skills.federation import federation
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub, serve_on_loopback
 from tests.client.partners import sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio
@@ -34,21 +29,9 @@ async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
             f"version: 1\nagents:\n  - name: echoer\n    url: {partner_url}\n    tags: [echo]\n"
         )
 
-        def build(url: str) -> Litestar:
-            settings = Settings(
-                server=ServerSettings(public_url=url),
-                store=StoreSettings(kind="memory"),
-                default_skill="echo",
-            )
-            return create_app(
-                settings,
-                store=MemoryTaskStore(),
-                skills={"echo": echo, "federation": federation},
-                partners=Partners(load_registry(agents)),
-            )
-
-        async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-            yield await A2AClient.from_url(url, http=http)
+        served = serve_hub(skills=[echo, federation], partners=load_registry(agents))
+        async with served as running, httpx.AsyncClient() as http:
+            yield await A2AClient.from_url(running.url, http=http)
 
 
 async def _directive(hub: A2AClient, kind: str, text: str = "hi", **extra: object) -> Task:
@@ -138,16 +121,8 @@ async def test_a_directive_reaches_the_federation_skill_without_naming_it(
 
 
 async def test_a_directive_to_a_hub_without_the_federation_skill_is_refused() -> None:
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="echo",
-        )
-        return create_app(settings, store=MemoryTaskStore(), skills={"echo": echo})
-
-    async with serve_on_loopback(build) as url, httpx.AsyncClient() as http:
-        hub = await A2AClient.from_url(url, http=http)
+    async with serve_hub(skills=[echo]) as running, httpx.AsyncClient() as http:
+        hub = await A2AClient.from_url(running.url, http=http)
         with anyio.fail_after(15), pytest.raises(RemoteRpcError) as refused:
             await hub.send(user_message("hi"), metadata={"swarmKind": "spawn_agent"})
         listed = await hub.list_tasks()

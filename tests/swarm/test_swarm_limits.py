@@ -5,7 +5,7 @@ history message per branch (every write of the task carries its history)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -13,39 +13,20 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings, SwarmSettings
+from hub.config import Settings, SwarmSettings
 from hub.errors import InvalidParamsError
 from hub.partners import Partners
 from hub.protocol import Task, TaskState
-from hub.registry import Registry
-from hub.server import create_app
 from hub.skills.swarm import swarm
-from hub.store import MemoryTaskStore
 from hub.swarm import run_swarm
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
 
 _CAPS = SwarmSettings(max_items=3, max_agents=2, max_concurrency=4, deadline=60)
-
-
-def _hub(registry: Registry, limits: SwarmSettings) -> Callable[[str], Litestar]:
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="swarm",
-            swarm=limits,
-        )
-        return create_app(
-            settings, store=MemoryTaskStore(), skills={"swarm": swarm}, partners=Partners(registry)
-        )
-
-    return build
 
 
 @asynccontextmanager
@@ -55,10 +36,10 @@ async def _swarm_hub(
     script = {name: (scripted("{text}", delay=delay), ()) for name in ("a", "b", "c")}
     async with (
         partner_registry(tmp_path, script) as (registry, _),
-        serve_on_loopback(_hub(registry, limits)) as url,
+        serve_hub(skills=[swarm], partners=registry, settings=Settings(swarm=limits)) as running,
         httpx.AsyncClient() as http,
     ):
-        yield await A2AClient.from_url(url, http=http)
+        yield await A2AClient.from_url(running.url, http=http)
 
 
 @pytest.mark.parametrize(

@@ -9,18 +9,12 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
-from hub.partners import Partners
 from hub.protocol import Task, TaskState
-from hub.registry import Registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.swarm import swarm
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
@@ -34,21 +28,6 @@ async def review(ctx: SkillContext) -> str:
     return f"verdict: {result.answer}"
 
 
-def _hub(registry: Registry) -> object:
-    def build(url: str) -> Litestar:
-        settings = Settings(
-            server=ServerSettings(public_url=url),
-            store=StoreSettings(kind="memory"),
-            default_skill="swarm",
-        )
-        skills = {"swarm": swarm, "review": review}
-        return create_app(
-            settings, store=MemoryTaskStore(), skills=skills, partners=Partners(registry)
-        )
-
-    return build
-
-
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
     script = {
@@ -60,10 +39,10 @@ async def hub(tmp_path: Path) -> AsyncIterator[A2AClient]:
     }
     async with (
         partner_registry(tmp_path, script) as (registry, _),
-        serve_on_loopback(_hub(registry)) as url,
+        serve_hub(skills=[swarm, review], partners=registry) as running,
         httpx.AsyncClient() as http,
     ):
-        yield await A2AClient.from_url(url, http=http)
+        yield await A2AClient.from_url(running.url, http=http)
 
 
 async def test_a_skill_votes_through_ctx_swarm(hub: A2AClient) -> None:

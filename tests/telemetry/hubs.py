@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import httpx
-from litestar import Litestar
 from opentelemetry.sdk.trace import ReadableSpan
 
 from hub.config import Settings
-from hub.partners import Partners
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.swarm import swarm
-from hub.store import MemoryTaskStore
 from hub.telemetry import Telemetry
+from hub.testing import LoopbackHub, serve_hub
 
 __all__ = ["by_name", "message", "observed_hub", "rpc", "write_agents"]
 
@@ -41,32 +39,22 @@ def observed_hub(
     *,
     telemetry: Callable[[Settings], Telemetry] | None = None,
     settings: Mapping[str, object] | None = None,
-) -> Callable[[str], Litestar]:
-    """A builder of a hub served at the URL it is given, its default skill `echo`.
+) -> AbstractAsyncContextManager[LoopbackHub]:
+    """A hub on loopback, its default skill `echo`.
 
     Args:
         agents: its agents.yaml.
         telemetry: builds its telemetry from its settings (the settings' own when None).
         settings: settings beyond the defaults (a dict in the shape of hub.yaml).
     """
-
-    def build(url: str) -> Litestar:
-        config = {
-            "server": {"public_url": url},
-            "store": {"kind": "memory"},
-            "default_skill": "echo",
-            **(settings or {}),
-        }
-        hub_settings = Settings.model_validate(config)
-        return create_app(
-            hub_settings,
-            store=MemoryTaskStore(),
-            skills={"echo": echo, "delegate": delegate, "swarm": swarm},
-            partners=Partners(load_registry(agents)),
-            telemetry=telemetry(hub_settings) if telemetry is not None else None,
-        )
-
-    return build
+    config = {"store": {"kind": "memory"}, "default_skill": "echo", **(settings or {})}
+    hub_settings = Settings.model_validate(config)
+    return serve_hub(
+        skills=[echo, delegate, swarm],
+        partners=load_registry(agents),
+        settings=hub_settings,
+        telemetry=telemetry(hub_settings) if telemetry is not None else None,
+    )
 
 
 def by_name(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:

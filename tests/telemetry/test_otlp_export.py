@@ -45,15 +45,11 @@ async def test_a_swarm_across_two_hubs_arrives_as_one_trace(
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector, serve_on_loopback(sdk_jsonrpc) as sdk:
         b_agents = write_agents(tmp_path / "b.yaml", {"sdk": sdk})
-        async with serve_on_loopback(
-            observed_hub(b_agents, settings=_traced(collector, "hub-b"))
-        ) as hub_b:
-            gateway = f"{hub_b}/agents/sdk"
+        async with observed_hub(b_agents, settings=_traced(collector, "hub-b")) as hub_b:
+            gateway = f"{hub_b.url}/agents/sdk"
             a_agents = write_agents(tmp_path / "a.yaml", {f"b{i}": gateway for i in (1, 2, 3)})
             async with (
-                serve_on_loopback(
-                    observed_hub(a_agents, settings=_traced(collector, "hub-a"))
-                ) as hub_a,
+                observed_hub(a_agents, settings=_traced(collector, "hub-a")) as hub_a,
                 httpx.AsyncClient() as http,
             ):
                 sent = message(
@@ -61,7 +57,7 @@ async def test_a_swarm_across_two_hubs_arrives_as_one_trace(
                 )
                 reply = await rpc(
                     http,
-                    hub_a,
+                    hub_a.url,
                     "SendMessage",
                     {"message": sent},
                     headers={"traceparent": f"00-{TRACE_ID}-{CALLER_SPAN}-01"},

@@ -82,8 +82,8 @@ async def test_the_hub_sends_its_traces_through_its_own_encoding(
         hub = observed_hub(
             write_agents(tmp_path / "agents.yaml", {}), settings={"telemetry": {"traces": traces}}
         )
-        async with serve_on_loopback(hub) as url, httpx.AsyncClient() as http:
-            reply = await rpc(http, url, "SendMessage", {"message": message("hi")})
+        async with hub as running, httpx.AsyncClient() as http:
+            reply = await rpc(http, running.url, "SendMessage", {"message": message("hi")})
         # The hub has stopped: its span batches exported what they held.
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert exports

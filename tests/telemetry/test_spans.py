@@ -19,7 +19,6 @@ from opentelemetry.trace import SpanKind, StatusCode
 from hub.config import Settings
 from hub.telemetry import Telemetry
 from hub.telemetry.setup import build_telemetry
-from hub.testing import serve_on_loopback
 from tests.telemetry.hubs import by_name, message, observed_hub, rpc, write_agents
 
 pytestmark = pytest.mark.anyio
@@ -44,8 +43,8 @@ def traced(exporter: InMemorySpanExporter) -> Callable[[Settings], Telemetry]:
 @pytest.fixture
 async def hub(tmp_path: Path, echoer: str, exporter: InMemorySpanExporter) -> AsyncIterator[str]:
     agents = write_agents(tmp_path / "agents.yaml", {"helper": echoer})
-    async with serve_on_loopback(observed_hub(agents, telemetry=traced(exporter))) as url:
-        yield url
+    async with observed_hub(agents, telemetry=traced(exporter)) as running:
+        yield running.url
 
 
 def _one(spans: list[ReadableSpan], name: str) -> ReadableSpan:
@@ -147,9 +146,10 @@ async def test_a_swarm_has_a_span_with_its_strategy_and_one_child_per_branch(
 ) -> None:
     agents = write_agents(tmp_path / "agents.yaml", {"a": echoer, "b": echoer, "c": echoer})
     async with (
-        serve_on_loopback(observed_hub(agents, telemetry=traced(exporter))) as url,
+        observed_hub(agents, telemetry=traced(exporter)) as running,
         httpx.AsyncClient() as http,
     ):
+        url = running.url
         sent = message("hi", skill="swarm", strategy="broadcast", agents=["a", "b", "c"])
         reply = await rpc(http, url, "SendMessage", {"message": sent})
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"

@@ -10,7 +10,6 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from litestar import Litestar
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -23,7 +22,6 @@ from hub.store import MemoryTaskStore, SqliteTaskStore
 from hub.telemetry import Telemetry
 from hub.telemetry.health import check_readiness
 from hub.telemetry.setup import build_telemetry
-from hub.testing import serve_on_loopback
 from tests.client.faulty import faulty_partner
 from tests.telemetry.hubs import message, observed_hub, rpc, write_agents
 
@@ -62,9 +60,10 @@ async def test_a_failing_partner_opens_its_breaker_and_every_view_shows_it(
     async with faulty_partner("http-500", streaming=False) as partner:
         agents = write_agents(tmp_path / "agents.yaml", {"flaky": partner.url})
         async with (
-            serve_on_loopback(observed_hub(agents, telemetry=traced)) as url,
+            observed_hub(agents, telemetry=traced) as running,
             httpx.AsyncClient(timeout=30) as http,
         ):
+            url = running.url
             for _ in range(5):  # five failures open the breaker
                 sent = message("hi", skill="delegate", agent="flaky")
                 reply = await rpc(http, url, "SendMessage", {"message": sent})
@@ -112,18 +111,12 @@ async def test_a_partner_whose_card_cannot_be_read_is_down_in_status_metrics_and
     tmp_path: Path, refusing_port: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     agents = write_agents(tmp_path / "agents.yaml", {"gone": f"http://127.0.0.1:{refusing_port}"})
-    apps: list[Litestar] = []
-    build = observed_hub(agents)
-
-    def kept(url: str) -> Litestar:
-        apps.append(build(url))
-        return apps[0]
-
     with anyio.fail_after(60):
         async with (
-            serve_on_loopback(kept) as url,
+            observed_hub(agents) as running,
             httpx.AsyncClient(timeout=30) as http,
         ):
+            url = running.url
             # Opening the hub read the card once: one failed call already.
             first = (await http.get(f"{url}/status")).json()
             first_metrics = (await http.get(f"{url}/metrics")).text
@@ -136,7 +129,7 @@ async def test_a_partner_whose_card_cannot_be_read_is_down_in_status_metrics_and
             metrics = (await http.get(f"{url}/metrics")).text
             args = argparse.Namespace(hub=url, names=[], json=False, api_key=None, token=None)
             checked = await check_running_hub(args, Running())
-            partners = apps[0].state.hub.observability.partners
+            partners = running.app.state.hub.observability.partners
             (row,) = await PartnerBoard().rows(partners)
 
     unreadable = "agent 'gone': its agent card could not be read (unreachable)"
@@ -194,9 +187,10 @@ async def test_status_and_metrics_show_a_scoped_credential_only_its_partners(
 
     with anyio.fail_after(60):
         async with (
-            serve_on_loopback(observed_hub(agents, settings={"auth": auth})) as url,
+            observed_hub(agents, settings={"auth": auth}) as running,
             httpx.AsyncClient(timeout=30) as http,
         ):
+            url = running.url
             seen = {}
             for who, headers in (("ops", ops), ("scoped", scoped), ("nobody", {})):
                 status = await http.get(f"{url}/status", headers=headers)

@@ -11,14 +11,13 @@ import httpx
 import pytest
 from a2a.types import TaskState as SdkTaskState
 from asgi_lifespan import LifespanManager
-from litestar import Litestar
 
-from hub.config import ServerSettings, Settings
+from hub.config import Settings
 from hub.server import create_app
 from hub.skills import Skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore, SqliteTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.interop.test_sdk_client import collect, final_task_state, sdk_client, user
 
 from .harness import process_skill, wait_gone
@@ -127,13 +126,9 @@ async def test_cancel_of_a_parked_task_stops_its_program(client: httpx.AsyncClie
 
 @pytest.fixture
 async def hub_url(tmp_path: Path) -> AsyncIterator[str]:
-    def build(url: str) -> Litestar:
-        settings = Settings(server=ServerSettings(public_url=url))
-        store = SqliteTaskStore(tmp_path / "hub.db")
-        return create_app(settings, store=store, skills=approval_skills())
-
-    async with serve_on_loopback(build) as url:
-        yield url
+    store = SqliteTaskStore(tmp_path / "hub.db")
+    async with serve_hub(skills=list(approval_skills().values()), store=store) as hub:
+        yield hub.url
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Public helpers for testing hubs and agents: serve an ASGI app on a real loopback socket."""
+"""Serve an ASGI app on a real loopback socket, in the test's own event loop."""
 
 from __future__ import annotations
 
