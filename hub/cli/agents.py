@@ -28,7 +28,7 @@ from hub.protocol.urls import shown_url
 from hub.registry import AgentEntry, Registry, registry_for
 from hub.skills import configured_skills
 from hub.skills.delegate import ROUTING_SKILLS
-from hub.swarm import Branch, RouteRequest, ScoringRouter, choose_partners, run_swarm
+from hub.swarm import Branch, RouteRequest, ScoringRouter, SwarmSpec, choose_partners, run_swarm
 from hub.tools import RemoteAgentTool, ToolResult
 
 __all__ = ["agents", "call", "partner_client", "registry_options", "route", "swarm"]
@@ -161,11 +161,7 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
     ends, then the strategy's answer."""
     settings = command_settings(args)
     registry = registry_for(settings, args.agents)
-    items = None
-    if args.items is not None:
-        items = json_option("--items", args.items)
-        if not isinstance(items, list):
-            raise UsageError("--items must be a JSON list")
+    spec = _swarm_spec(args)
     running.what = "the swarm"
 
     async def show(branch: Branch) -> None:
@@ -178,10 +174,10 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
         chosen = await choose_partners(
             partners,
             text=args.text,
-            agents=args.agent,
-            tags=args.tag or (),
-            skill=args.skill,
-            limit=args.limit,
+            agents=spec.agents,
+            tags=spec.tags,
+            skill=spec.skill,
+            limit=spec.limit,
         )
         if not chosen:
             print("a2a-hub: no partner agent matches", file=sys.stderr)
@@ -190,15 +186,8 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
             result = await run_swarm(
                 partners,
                 args.text,
-                strategy=args.strategy,
-                agents=chosen,
-                concurrency=args.concurrency,
-                branch_deadline=args.branch_deadline,
-                deadline=args.deadline,
-                quorum=args.quorum,
-                judge=_judge(partners, args.judge) if args.judge else None,
-                items=items,
-                skill=args.skill,
+                spec.model_copy(update={"agents": tuple(chosen)}),
+                judge=_judge(partners, spec.judge) if spec.judge else None,
                 on_branch=show,
                 limits=settings.swarm,
             )
@@ -214,6 +203,25 @@ async def swarm(args: argparse.Namespace, running: Running) -> int:
         if result.answer is not None:
             print(result.answer)
     return 0 if result.ok else 1
+
+
+_SWARM_FLAGS = {"agents": "agent", "tags": "tag"}
+"""`SwarmSpec` fields whose `swarm` flag is named otherwise (a repeated `--agent`, since
+`--agents` names agents.yaml); every other field has a flag of its own name."""
+
+
+def _swarm_spec(args: argparse.Namespace) -> SwarmSpec:
+    """The swarm the command's flags describe (the parser has checked their values)."""
+    flags = {name: getattr(args, _SWARM_FLAGS.get(name, name)) for name in SwarmSpec.model_fields}
+    given = {name: value for name, value in flags.items() if value is not None}
+    if args.items is not None:
+        given["items"] = json_option("--items", args.items)
+        if not isinstance(given["items"], list):
+            raise UsageError("--items must be a JSON list")
+    try:
+        return SwarmSpec.parse(given)
+    except InvalidParamsError as exc:
+        raise UsageError(exc.message) from None
 
 
 def _judge(partners: Partners, name: str) -> RemoteAgentTool:

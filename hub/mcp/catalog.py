@@ -11,9 +11,9 @@ task like any other:
 Names, descriptions and argument schemas are those of the hub's own tools (`Toolbox`,
 `hub.tools.describe`, `hub.tools.arguments`); `delegate` and `swarm` take the arguments the
 hub's `skill_delegate` and `skill_swarm` tools take (`DelegateArguments`, `SwarmArguments`:
-one model each, its schema generated from it). What the current call scope may not use (a
-credential's `skills` and `agents`) is not listed, and calling it fails as for a tool that
-does not exist.
+one model each, its schema generated from it; the swarm's options are `SwarmSpec`'s
+fields). What the current call scope may not use (a credential's `skills` and `agents`) is
+not listed, and calling it fails as for a tool that does not exist.
 """
 
 from __future__ import annotations

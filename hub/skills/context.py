@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
-from hub.errors import SkillError
+from hub.errors import InvalidParamsError, SkillError
 from hub.partners import Partners
 from hub.protocol import (
     Artifact,
@@ -19,7 +19,7 @@ from hub.protocol import (
 )
 from hub.protocol.trace import current_scope
 from hub.skills.toolbox import Toolbox
-from hub.swarm import Branch, Strategy, SwarmResult, choose_partners, run_swarm
+from hub.swarm import Branch, SwarmOptions, SwarmResult, SwarmSpec, choose_partners, run_swarm
 from hub.tasks import TaskRun
 
 __all__ = ["SkillContext", "as_parts"]
@@ -90,60 +90,56 @@ class SkillContext:
         self,
         message: str | None = None,
         *,
-        strategy: Strategy = "broadcast",
-        agents: Sequence[str] | None = None,
-        tag: str | Sequence[str] = (),
-        skill: str | None = None,
-        limit: int | None = None,
-        quorum: int | None = None,
-        judge: str | None = None,
-        items: Sequence[Any] | None = None,
-        concurrency: int | None = None,
-        branch_deadline: float | None = None,
-        deadline: float | None = None,
+        spec: SwarmSpec | None = None,
+        **options: Unpack[SwarmOptions],
     ) -> SwarmResult:
         """Send `message` (default: this task's text) to several partners at once.
 
         Args:
-            strategy: `broadcast`, `race`, `vote`, `best_of`, `map` or `chain`.
-            agents: the partners to use; by default the router's choice by `tag`, `skill`
-                and the message's words (at most `limit`).
-            quorum: `vote`: how many must agree (default: a majority).
-            judge: `best_of`: the tool that picks (`a2a_<partner>` or `skill_<id>`).
-            items: `map`: the items to split across the partners.
-            concurrency: branches running at once (default 8, or `swarm.max_concurrency`
-                if lower).
-            branch_deadline: seconds per branch; deadline: seconds for the whole swarm.
+            message: the text to send (default: this task's).
+            spec: the swarm's options (`SwarmSpec`, whose fields say what each does). With
+                no `agents`, the partners are the router's choice by `tags`, `skill` and
+                the message's words (at most `limit`); `judge` names a tool of `ctx.tools`
+                (`a2a_<partner>` or `skill_<id>`); `concurrency` defaults to 8 (or
+                `swarm.max_concurrency` if lower).
+            **options: the same fields as keywords instead (`strategy="vote",
+                tag="review", quorum=2`; `tag` is `tags` too), not with `spec`.
 
         Returns:
             The `SwarmResult`: `ok`, `answer`, `reason` and every branch. A swarm that reached
             no answer is returned, not raised; `raise ctx.fail(result.reason)` fails the task.
 
         Raises:
-            SkillError: no partner matches, or the arguments do not fit the strategy.
+            SkillError: no partner matches, or the options do not fit the strategy (or are
+                not valid options: an unknown strategy, a number out of range).
             InvalidParamsError: the swarm is past a cap of `swarm:` in hub.yaml (items,
                 partners, concurrency, deadline); no partner was called.
         """
         text = self.text if message is None else message
-        tags = [tag] if isinstance(tag, str) else list(tag)
+        if spec is not None and options:
+            raise TypeError("give ctx.swarm a spec or its options as keywords, not both")
+        if spec is None:
+            try:
+                spec = SwarmSpec.parse(options)
+            except InvalidParamsError as exc:
+                raise SkillError(f"swarm: {exc.message}") from None
         try:
             chosen = await choose_partners(
-                self.agents, text=text, agents=agents, tags=tags, skill=skill, limit=limit
+                self.agents,
+                text=text,
+                agents=spec.agents,
+                tags=spec.tags,
+                skill=spec.skill,
+                limit=spec.limit,
             )
             if not chosen:
-                raise SkillError(f"no partner agent matches the swarm (tags {tags or 'any'})")
+                tags = list(spec.tags) or "any"
+                raise SkillError(f"no partner agent matches the swarm (tags {tags})")
             return await run_swarm(
                 self.agents,
                 text,
-                strategy=strategy,
-                agents=chosen,
-                concurrency=concurrency,
-                branch_deadline=branch_deadline,
-                deadline=deadline,
-                quorum=quorum,
-                judge=self.tools[judge] if judge else None,
-                items=items,
-                skill=skill,
+                spec.model_copy(update={"agents": tuple(chosen)}),
+                judge=self.tools[spec.judge] if spec.judge else None,
                 on_branch=self._report_branch if self._run is not None else None,
                 limits=self.tools.swarm,
             )

@@ -11,12 +11,11 @@ in the task's status, not kept in its history); the result is one artifact `swar
 the answer as text and every branch as data. The task fails when the strategy reaches no
 answer, with the reason (the artifact still shows every branch). A swarm past a cap of
 `swarm:` in hub.yaml ends REJECTED before any partner is called, its status message naming
-the cap and carrying the -32602 error under `metadata["a2a-hub/error"]`.
+the cap and carrying the -32602 error under `metadata["a2a-hub/error"]`; so does a swarm whose
+options do not fit (`SwarmSpec`: an unknown strategy, a number out of range), naming each.
 """
 
 from __future__ import annotations
-
-from typing import Any, cast
 
 from pydantic import Field
 
@@ -25,66 +24,24 @@ from hub.protocol import JsonObject, Part
 from hub.skills.api import skill
 from hub.skills.context import SkillContext
 from hub.skills.refusal import reject
-from hub.swarm import Strategy
+from hub.swarm import SwarmSpec
 from hub.tasks.choice import routing_metadata
 from hub.tools import ToolArguments
 
 __all__ = ["SwarmArguments", "swarm"]
 
 
-class SwarmArguments(ToolArguments):
-    """The `swarm` skill called as a tool (`skill_swarm`, MCP `swarm`): the common arguments,
-    `skill` naming the partners' skill, and the swarm's options."""
+class SwarmArguments(SwarmSpec, ToolArguments):
+    """The `swarm` skill called as a tool (`skill_swarm`, MCP `swarm`): the common
+    arguments, `skill` naming the partners' skill, and the swarm's options (`SwarmSpec`)."""
 
-    strategy: Strategy = Field(
-        default="broadcast",
-        description="broadcast: every answer; race: the first success, the others canceled; "
-        "vote: the majority (quorum); best_of: a judge picks; map: items split across "
-        "partners; chain: each answer goes to the next partner.",
-    )
-    agents: tuple[str, ...] = Field(
-        default=(), description="The partners to send to (default: by tags)."
-    )
-    tags: tuple[str, ...] = Field(default=(), description="Send to the partners with these tags.")
-    quorum: int | None = Field(default=None, ge=1, description="Answers a vote needs.")
-    limit: int | None = Field(default=None, ge=1, description="Most partners to use.")
-    judge: str | None = Field(default=None, description="best_of: the tool that picks the answer.")
-    items: list[Any] | None = Field(
-        default=None, description="map: the list to split across partners."
-    )
-    concurrency: int | None = Field(default=None, ge=1, description="Branches at once.")
-    deadline: float | None = Field(default=None, gt=0, description="Seconds for the whole swarm.")
-    branch_deadline: float | None = Field(
-        default=None, gt=0, description="Seconds for each branch."
+    # Described as every tool's `skill` is, so a model reads it the same on each tool.
+    skill: str | None = Field(
+        default=None, description=ToolArguments.model_fields["skill"].description
     )
 
     def options(self) -> JsonObject:
-        given: dict[str, Any] = {
-            "strategy": self.strategy,
-            "agents": list(self.agents),
-            "tags": list(self.tags),
-            "quorum": self.quorum,
-            "limit": self.limit,
-            "judge": self.judge,
-            "items": self.items,
-            "concurrency": self.concurrency,
-            "deadline": self.deadline,
-            "branchDeadline": self.branch_deadline,
-            "agentSkill": self.skill,
-        }
-        return {key: value for key, value in given.items() if value not in (None, [])}
-
-
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _names(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
+        return self.to_metadata()
 
 
 @skill(
@@ -98,30 +55,8 @@ def _names(value: object) -> list[str]:
 )
 async def swarm(ctx: SkillContext) -> list[Part]:
     meta = routing_metadata(ctx.metadata, ctx.message.metadata)
-    items: Any = meta.get("items")
-    if items is None and ctx.data and isinstance(ctx.data[0], list):
-        items = ctx.data[0]
-    quorum, limit, concurrency = (
-        _number(meta.get(key)) for key in ("quorum", "limit", "concurrency")
-    )
-    strategy = meta.get("strategy", "broadcast")
-    judge, agent_skill = meta.get("judge"), meta.get("agentSkill")
     try:
-        result = await ctx.swarm(
-            # run_swarm refuses a name outside STRATEGIES, with the list: the cast checks
-            # nothing.
-            strategy=cast(Strategy, strategy) if isinstance(strategy, str) else "broadcast",
-            agents=_names(meta.get("agents")) or None,
-            tag=_names(meta.get("tags")) or _names(meta.get("tag")),
-            skill=agent_skill if isinstance(agent_skill, str) else None,
-            limit=int(limit) if limit else None,
-            quorum=int(quorum) if quorum else None,
-            judge=judge if isinstance(judge, str) else None,
-            items=items if isinstance(items, list) else None,
-            concurrency=int(concurrency) if concurrency else None,
-            branch_deadline=_number(meta.get("branchDeadline")),
-            deadline=_number(meta.get("deadline")),
-        )
+        result = await ctx.swarm(spec=SwarmSpec.from_metadata(meta, data=ctx.data))
     except InvalidParamsError as error:
         await reject(ctx, f"swarm refused: {error.message}", error)
         return []

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         ScoringRouter,
         choose_partners,
     )
+    from hub.swarm.spec import SwarmOptions, SwarmSpec
     from hub.swarm.strategy import STRATEGIES, Strategy
     from hub.swarm.swarm import Branch, SwarmResult, run_swarm
 
@@ -25,7 +26,9 @@ __all__ = [
     "Router",
     "ScoringRouter",
     "Strategy",
+    "SwarmOptions",
     "SwarmResult",
+    "SwarmSpec",
     "choose_partners",
     "run_swarm",
 ]
@@ -44,6 +47,7 @@ if not TYPE_CHECKING:
                 "ScoringRouter",
                 "choose_partners",
             ],
+            "hub.swarm.spec": ["SwarmOptions", "SwarmSpec"],
             "hub.swarm.strategy": ["STRATEGIES", "Strategy"],
             "hub.swarm.swarm": ["Branch", "SwarmResult", "run_swarm"],
         },

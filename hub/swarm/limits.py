@@ -3,33 +3,25 @@ partner is called, so a swarm too large for the hub is refused rather than left 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from hub.config import SwarmSettings
 from hub.errors import InvalidParamsError
+from hub.swarm.spec import SwarmSpec
 
 __all__ = ["check_limits"]
 
 
-def check_limits(
-    limits: SwarmSettings,
-    *,
-    agents: Sequence[str],
-    items: Sequence[Any] | None,
-    concurrency: int,
-    deadline: float | None,
-) -> float:
-    """Refuse a swarm past one of `limits`; return its overall deadline in seconds (the
-    configured one when the swarm names none).
+def check_limits(limits: SwarmSettings, spec: SwarmSpec, *, concurrency: int) -> float:
+    """Refuse a swarm past one of `limits` (its `concurrency`: the spec's, or the default
+    the runner chose); return its overall deadline in seconds (the configured one when the
+    swarm names none).
 
     Raises:
         InvalidParamsError: a cap is exceeded; the message names the cap, the value asked
             for and the setting that raises it.
     """
-    if items is not None:
-        _cap("items", len(items), limits.max_items, "max_items", "metadata.items")
-    _cap("partners", len(agents), limits.max_agents, "max_agents", "metadata.agents")
+    if spec.strategy == "map" and spec.items is not None:
+        _cap("items", len(spec.items), limits.max_items, "max_items", "metadata.items")
+    _cap("partners", len(spec.agents), limits.max_agents, "max_agents", "metadata.agents")
     _cap(
         "branches at once",
         concurrency,
@@ -37,6 +29,7 @@ def check_limits(
         "max_concurrency",
         "metadata.concurrency",
     )
+    deadline = spec.deadline
     if deadline is None:
         return limits.deadline
     if deadline > limits.deadline:

@@ -13,12 +13,14 @@
 - `chain`: the candidates one after another, each given the previous answer; the answer is
   the last one.
 
-Each branch (one call to one partner) has its own deadline (`branch_deadline`), the whole
-swarm an overall one (`deadline`, by default `swarm.deadline`), and at most `concurrency`
-branches run at once. A swarm past the caps of `swarm:` in hub.yaml (items, partners,
-branches at once, deadline) is refused before any partner is called. A failed
-branch is reported, not raised: the swarm fails only when its strategy cannot give an answer
-(no branch completed, no quorum, a chain link broke, an item of a map failed).
+A swarm's options are one `SwarmSpec` (`hub.swarm.spec`); each strategy is one function,
+found by its name in `_STRATEGIES`. Each branch (one call to one partner) has its own
+deadline (`branch_deadline`), the whole swarm an overall one (`deadline`, by default
+`swarm.deadline`), and at most `concurrency` branches run at once. A swarm past the caps of
+`swarm:` in hub.yaml (items, partners, branches at once, deadline) is refused before any
+partner is called. A failed branch is reported, not raised: the swarm fails only when its
+strategy cannot give an answer (no branch completed, no quorum, a chain link broke, an item
+of a map failed).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +41,7 @@ from hub.errors import ClientError, HubError, ProtocolError
 from hub.partners import Partners
 from hub.protocol import TaskState
 from hub.swarm.limits import check_limits
+from hub.swarm.spec import SwarmSpec
 from hub.swarm.strategy import STRATEGIES, Strategy
 from hub.tasks.ledger import watching_children
 from hub.telemetry import current_telemetry, span
@@ -115,85 +118,54 @@ def normalise(answer: str) -> str:
 async def run_swarm(
     partners: Partners,
     message: str,
+    spec: SwarmSpec,
     *,
-    strategy: str,
-    agents: Sequence[str],
-    concurrency: int | None = None,
-    branch_deadline: float | None = None,
-    deadline: float | None = None,
-    quorum: int | None = None,
     judge: Tool | None = None,
-    items: Sequence[Any] | None = None,
-    skill: str | None = None,
     on_branch: Callable[[Branch], Awaitable[None]] | None = None,
     limits: SwarmSettings | None = None,
 ) -> SwarmResult:
-    """Run `message` across `agents` with `strategy` (see the module docstring).
+    """Run `message` across `spec.agents` with `spec.strategy` (see the module docstring).
 
     Args:
         partners: the partner agents.
         message: the request's text.
-        strategy: one of `STRATEGIES`.
-        agents: the partners to use, in order (the chain's order; map's round robin).
-        concurrency: branches running at once (None: 8, or `limits.max_concurrency` if lower).
-        branch_deadline: seconds one branch may take (None: the partner's own limits).
-        deadline: seconds the whole swarm may take (None: `limits.deadline`).
-        quorum: `vote`: how many must agree (default: a majority of the branches).
-        judge: `best_of`: the tool that picks the best answer.
-        items: `map`: the items to split across the partners.
-        skill: the partners' skill to ask for.
+        spec: the swarm's options. Its `agents` are the partners to use, in order (the
+            chain's order; map's round robin): a caller that routes by `tags` and `limit`
+            picks them first (`choose_partners`). `skill` is the skill each branch asks for;
+            `concurrency` defaults to 8 (or `limits.max_concurrency` if lower), `deadline`
+            to `limits.deadline`, `quorum` to a majority of the branches.
+        judge: `best_of`: the tool that picks the best answer (`spec.judge` names it; the
+            caller finds the tool).
         on_branch: awaited with each branch as it ends (for progress reports).
         limits: the caps the swarm is held to (None: the defaults of `SwarmSettings`).
 
     Raises:
-        ValueError: an unknown strategy, no agents, `map` without items, `best_of` without
-            a judge.
+        ValueError: no agents, `map` without items, `best_of` without a judge.
         InvalidParamsError: the swarm is past one of `limits` (nothing was called).
     """
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
-    if not agents:
+    strategy = spec.strategy
+    if not spec.agents:
         raise ValueError("a swarm needs at least one partner")
-    if strategy == "map" and items is None:
+    if strategy == "map" and spec.items is None:
         raise ValueError("the map strategy needs items")
+    if strategy == "best_of" and judge is None:
+        raise ValueError("the best_of strategy needs a judge")
     limits = limits or SwarmSettings()
-    if concurrency is None:
-        concurrency = min(_CONCURRENCY, limits.max_concurrency)
-    deadline = check_limits(
-        limits,
-        agents=agents,
-        items=items if strategy == "map" else None,
-        concurrency=concurrency,
-        deadline=deadline,
-    )
-    runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch)
+    concurrency = spec.concurrency or min(_CONCURRENCY, limits.max_concurrency)
+    deadline = check_limits(limits, spec, concurrency=concurrency)
+    runner = _Runner(partners, message, spec, judge, concurrency, on_branch)
     attributes: dict[str, str | int] = {
         "a2a_hub.swarm.strategy": strategy,
-        "a2a_hub.swarm.agents": len(agents),
+        "a2a_hub.swarm.agents": len(spec.agents),
     }
     with span(f"swarm {strategy}", attributes=attributes), anyio.move_on_after(deadline) as overall:
-        if strategy == "chain":
-            result = await _chain(runner, message, agents)
-        elif strategy == "map":
-            assert items is not None
-            result = await _map(runner, message, agents, items)
-        else:
-            if strategy == "best_of" and judge is None:
-                raise ValueError("the best_of strategy needs a judge")
-            branches = [Branch(agent=name, index=i) for i, name in enumerate(agents)]
-            runner.branches = branches
-            if strategy == "race":
-                result = await _race(runner, message, branches)
-            else:
-                await runner.all(message, branches)
-                result = await _combine(strategy, branches, quorum, judge, message)
+        result = await _STRATEGIES[strategy](runner)
     if overall.cancelled_caught:
-        branches = runner.branches
-        for branch in branches:
+        for branch in runner.branches:
             if branch.state in ("pending", "canceled"):
                 branch.state = "timeout" if branch.state == "canceled" else "skipped"
                 branch.error = "the swarm's overall deadline passed"
-        result = _finish(strategy, branches, f"the swarm did not finish within {deadline:g} s")
+        result = runner.no_answer(f"the swarm did not finish within {deadline:g} s")
     metrics = current_telemetry().metrics
     if metrics is not None:
         metrics.swarm(strategy, ok=result.ok, branches=[branch.state for branch in result.branches])
@@ -201,36 +173,60 @@ async def run_swarm(
 
 
 class _Runner:
-    """Calls partners for branches, within the concurrency cap and the branch deadline."""
+    """One swarm's run: calls partners for branches, within the concurrency cap and the
+    branch deadline, and words the strategy's result."""
 
     def __init__(
         self,
         partners: Partners,
-        skill: str | None,
-        branch_deadline: float | None,
+        message: str,
+        spec: SwarmSpec,
+        judge: Tool | None,
         cap: int,
         on_branch: Callable[[Branch], Awaitable[None]] | None,
     ) -> None:
-        self.on_branch = on_branch
         self.partners = partners
-        self.skill = skill
-        self.branch_deadline = branch_deadline
+        self.message = message
+        self.spec = spec
+        self.judge = judge
+        self.on_branch = on_branch
         self.limiter = anyio.CapacityLimiter(cap)
         self.branches: list[Branch] = []
         """Every branch the strategy plans, started or not (reported if the swarm times out)."""
 
+    def plan(self) -> list[Branch]:
+        """One branch per partner, in the spec's order."""
+        self.branches = [Branch(agent=name, index=i) for i, name in enumerate(self.spec.agents)]
+        return self.branches
+
+    def answer(
+        self, answer: str | None, reason: str, *, answers: list[str] | None = None, ok: bool = True
+    ) -> SwarmResult:
+        """The swarm's result: `answer`, reached for `reason` (`ok=False`: none, and why)."""
+        return SwarmResult(
+            strategy=self.spec.strategy,
+            ok=ok,
+            answer=answer if ok else None,
+            branches=self.branches,
+            reason=reason,
+            answers=answers or [],
+        )
+
+    def no_answer(self, reason: str, *, answers: list[str] | None = None) -> SwarmResult:
+        return self.answer(None, reason, answers=answers, ok=False)
+
     async def call(self, branch: Branch, message: str) -> None:
         arguments: dict[str, Any] = {"message": message}
-        if self.skill:
-            arguments["skill"] = self.skill
+        if self.spec.skill:
+            arguments["skill"] = self.spec.skill
 
         def seen(agent: str, task_id: str, state: TaskState) -> None:
             branch.task_id = task_id  # known even if the call is then given up on
 
         async with self.limiter:
             started = time.monotonic()
+            limit = self.spec.branch_deadline
             try:
-                limit = self.branch_deadline
                 with (
                     span(f"swarm.branch {branch.agent}", attributes=_branch(branch)),
                     anyio.fail_after(limit) if limit is not None else contextlib.nullcontext(),
@@ -239,7 +235,7 @@ class _Runner:
                     result = await self.partners[branch.agent].call(**arguments)
             except TimeoutError:
                 branch.state = "timeout"
-                branch.error = f"no answer within {self.branch_deadline:g} s"
+                branch.error = f"no answer within {limit:g} s"
             except (ClientError, ProtocolError, HubError) as exc:
                 # The branch tells the partner and the kind of fault; the log, the details.
                 if isinstance(exc, ClientError):
@@ -259,10 +255,12 @@ class _Runner:
         if self.on_branch is not None:
             await self.on_branch(branch)
 
-    async def all(self, message: str, branches: Sequence[Branch]) -> None:
+    async def completed(self) -> list[Branch]:
+        """Every partner's branch, run at once; the ones that completed with an answer."""
         async with anyio.create_task_group() as group:
-            for branch in branches:
-                group.start_soon(self.call, branch, message)
+            for branch in self.plan():
+                group.start_soon(self.call, branch, self.message)
+        return [branch for branch in self.branches if branch.ok and branch.answer is not None]
 
 
 def _branch(branch: Branch) -> dict[str, str | int]:
@@ -278,13 +276,23 @@ def _settle(branch: Branch, result: ToolResult) -> None:
         branch.error = result.message or f"the partner ended the task {result.state}"
 
 
-async def _race(runner: _Runner, message: str, branches: list[Branch]) -> SwarmResult:
+async def _broadcast(run: _Runner) -> SwarmResult:
+    done = await run.completed()
+    if not done:
+        return run.no_answer("no partner completed")
+    answers = [branch.answer or "" for branch in done]
+    reason = f"{len(done)} of {len(run.branches)} partners completed"
+    return run.answer("\n\n".join(answers), reason, answers=answers)
+
+
+async def _race(run: _Runner) -> SwarmResult:
     winner: Branch | None = None
+    branches = run.plan()
     async with anyio.create_task_group() as group:
 
         async def one(branch: Branch) -> None:
             nonlocal winner
-            await runner.call(branch, message)
+            await run.call(branch, run.message)
             if branch.ok and winner is None:
                 winner = branch
                 group.cancel_scope.cancel()
@@ -300,62 +308,35 @@ async def _race(runner: _Runner, message: str, branches: list[Branch]) -> SwarmR
         ):
             branch.state, branch.error = "canceled", "another partner answered first"
     if winner is None:
-        return _finish("race", branches, "no partner completed")
-    return SwarmResult(
-        strategy="race",
-        ok=True,
-        answer=winner.answer,
-        branches=branches,
-        reason=f"'{winner.agent}' answered first",
-    )
+        return run.no_answer("no partner completed")
+    return run.answer(winner.answer, f"'{winner.agent}' answered first")
 
 
-async def _combine(
-    strategy: str, branches: list[Branch], quorum: int | None, judge: Tool | None, message: str
-) -> SwarmResult:
-    done = [branch for branch in branches if branch.ok and branch.answer is not None]
+async def _vote(run: _Runner) -> SwarmResult:
+    done = await run.completed()
     if not done:
-        return _finish(strategy, branches, "no partner completed")
-    if strategy == "broadcast":
-        answers = [branch.answer or "" for branch in done]
-        return SwarmResult(
-            strategy=strategy,
-            ok=True,
-            answer="\n\n".join(answers),
-            answers=answers,
-            branches=branches,
-            reason=f"{len(done)} of {len(branches)} partners completed",
-        )
-    if strategy == "vote":
-        return _vote(branches, done, quorum or (len(branches) // 2 + 1))
-    assert judge is not None
-    return await _judge(branches, done, judge, message)
-
-
-def _vote(branches: list[Branch], done: list[Branch], quorum: int) -> SwarmResult:
+        return run.no_answer("no partner completed")
+    quorum = run.spec.quorum or (len(run.branches) // 2 + 1)
     counts = Counter(normalise(branch.answer or "") for branch in done)
     top, votes = counts.most_common(1)[0]
     tied = [answer for answer, n in counts.items() if n == votes]
     tally = ", ".join(f"{n} x '{answer}'" for answer, n in counts.most_common())
     if votes < quorum or len(tied) > 1:
         why = "a tie" if len(tied) > 1 else f"{votes} agree, {quorum} needed"
-        return _finish("vote", branches, f"no quorum: {why} ({tally})")
+        return run.no_answer(f"no quorum: {why} ({tally})")
     answer = next(b.answer for b in done if normalise(b.answer or "") == top)
-    return SwarmResult(
-        strategy="vote",
-        ok=True,
-        answer=answer,
-        branches=branches,
-        reason=f"{votes} of {len(branches)} agree (quorum {quorum}; {tally})",
-    )
+    return run.answer(answer, f"{votes} of {len(run.branches)} agree (quorum {quorum}; {tally})")
 
 
-async def _judge(
-    branches: list[Branch], done: list[Branch], judge: Tool, message: str
-) -> SwarmResult:
+async def _best_of(run: _Runner) -> SwarmResult:
+    done = await run.completed()
+    if not done:
+        return run.no_answer("no partner completed")
+    judge = run.judge
+    assert judge is not None  # run_swarm refuses best_of without one
     listing = "\n\n".join(f"Answer {i}:\n{b.answer}" for i, b in enumerate(done, 1))
     prompt = (
-        f"Which answer to this request is best?\n\nRequest:\n{message}\n\n{listing}\n\n"
+        f"Which answer to this request is best?\n\nRequest:\n{run.message}\n\n{listing}\n\n"
         "Reply with the number of the best answer only."
     )
     try:
@@ -363,80 +344,55 @@ async def _judge(
     except (ClientError, ProtocolError) as exc:
         if isinstance(exc, ClientError):
             log.warning("swarm judge '%s': %s", judge.name, exc.for_log())
-        return _finish("best_of", branches, f"the judge '{judge.name}' failed: {exc}")
+        return run.no_answer(f"the judge '{judge.name}' failed: {exc}")
     match = _NUMBER.search(verdict.text or "")
     choice = int(match.group()) if match else 0
     if not verdict.ok or not 1 <= choice <= len(done):
-        return _finish(
-            "best_of",
-            branches,
-            f"the judge '{judge.name}' named no answer (it said {verdict.text[:100]!r})",
+        return run.no_answer(
+            f"the judge '{judge.name}' named no answer (it said {verdict.text[:100]!r})"
         )
     best = done[choice - 1]
-    return SwarmResult(
-        strategy="best_of",
-        ok=True,
-        answer=best.answer,
-        branches=branches,
-        reason=f"the judge '{judge.name}' chose '{best.agent}' (answer {choice})",
+    return run.answer(
+        best.answer, f"the judge '{judge.name}' chose '{best.agent}' (answer {choice})"
     )
 
 
-async def _map(
-    runner: _Runner, message: str, agents: Sequence[str], items: Sequence[Any]
-) -> SwarmResult:
-    branches = [
+async def _map(run: _Runner) -> SwarmResult:
+    agents, items = run.spec.agents, run.spec.items or []
+    run.branches = [
         Branch(agent=agents[i % len(agents)], index=i, item=item) for i, item in enumerate(items)
     ]
-    runner.branches = branches
     async with anyio.create_task_group() as group:
-        for branch in branches:
-            text = f"{message}\n\n{branch.item}" if message else str(branch.item)
-            group.start_soon(runner.call, branch, text)
-    failed = [branch for branch in branches if not branch.ok]
-    answers = [branch.answer or "" for branch in branches]
+        for branch in run.branches:
+            text = f"{run.message}\n\n{branch.item}" if run.message else str(branch.item)
+            group.start_soon(run.call, branch, text)
+    failed = [branch for branch in run.branches if not branch.ok]
+    answers = [branch.answer or "" for branch in run.branches]
     if failed:
-        return _finish(
-            "map", branches, f"{len(failed)} of {len(items)} items failed", answers=answers
-        )
-    return SwarmResult(
-        strategy="map",
-        ok=True,
-        answer="\n".join(answers),
-        answers=answers,
-        branches=branches,
-        reason=f"{len(items)} items across {len(set(agents))} partners",
-    )
+        return run.no_answer(f"{len(failed)} of {len(items)} items failed", answers=answers)
+    reason = f"{len(items)} items across {len(set(agents))} partners"
+    return run.answer("\n".join(answers), reason, answers=answers)
 
 
-async def _chain(runner: _Runner, message: str, agents: Sequence[str]) -> SwarmResult:
-    branches = [Branch(agent=name, index=i) for i, name in enumerate(agents)]
-    runner.branches = branches
-    current = message
+async def _chain(run: _Runner) -> SwarmResult:
+    current = run.message
+    branches = run.plan()
     for branch in branches:
-        await runner.call(branch, current)
+        await run.call(branch, current)
         if not branch.ok:
             for later in branches[branch.index + 1 :]:
                 later.state = "skipped"
-            return _finish("chain", branches, f"'{branch.agent}' broke the chain")
+            return run.no_answer(f"'{branch.agent}' broke the chain")
         current = branch.answer or ""
-    return SwarmResult(
-        strategy="chain",
-        ok=True,
-        answer=current,
-        branches=branches,
-        reason=f"{len(branches)} partners in turn",
-    )
+    return run.answer(current, f"{len(branches)} partners in turn")
 
 
-def _finish(
-    strategy: str, branches: list[Branch], reason: str, *, answers: list[str] | None = None
-) -> SwarmResult:
-    return SwarmResult(
-        strategy=strategy,
-        ok=False,
-        answer=None,
-        branches=branches,
-        reason=reason,
-        answers=answers or [],
-    )
+_STRATEGIES: dict[Strategy, Callable[[_Runner], Awaitable[SwarmResult]]] = {
+    "broadcast": _broadcast,
+    "race": _race,
+    "vote": _vote,
+    "best_of": _best_of,
+    "map": _map,
+    "chain": _chain,
+}
+"""How each strategy runs, by name (its names are `STRATEGIES`, in this order)."""

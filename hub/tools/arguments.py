@@ -17,9 +17,9 @@ from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic_core import ErrorDetails, core_schema
 
-from hub.errors import InvalidParamsError
+from hub.errors import FieldViolation, InvalidParamsError
 from hub.protocol import JsonObject, Message, Part, user_message
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "arguments_schema",
     "input_schema",
     "parse_arguments",
+    "validated",
 ]
 
 
@@ -103,6 +104,42 @@ class ToolArguments(BaseModel):
         return {}
 
 
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def validated(
+    model: type[Model],
+    given: Mapping[str, Any],
+    refusal: str,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> Model:
+    """`given` validated as `model`.
+
+    Raises:
+        InvalidParamsError: `refusal`, then each problem: where (a field's path, its first
+            step as `names` spells it when the caller knows the field by another name) and
+            what is wrong, with the value given when it is a single one.
+    """
+    try:
+        return model.model_validate(dict(given))
+    except ValidationError as exc:
+        problems = [_violation(error, names or {}) for error in exc.errors()]
+        listed = "; ".join(f"{where}: {what}" for where, what in problems)
+        raise InvalidParamsError(f"{refusal} ({listed})", violations=problems) from None
+
+
+def _violation(error: ErrorDetails, names: Mapping[str, str]) -> FieldViolation:
+    steps = [str(step) for step in error["loc"]]
+    if steps:
+        steps[0] = names.get(steps[0], steps[0])
+    value = error.get("input")
+    # The value given, beside what was expected of it (not beside "not permitted").
+    single = isinstance(value, str | int | float) and error["type"] != "extra_forbidden"
+    shown = f", not {value!r}" if single and steps else ""
+    return ".".join(steps) or "arguments", error["msg"] + shown
+
+
 Arguments = TypeVar("Arguments", bound=ToolArguments)
 
 
@@ -132,17 +169,7 @@ def parse_arguments(
         InvalidParamsError: an argument is missing, unknown or of the wrong type, or `skill`
             is not one of `skills` (when the agent lists any); the message names each.
     """
-    try:
-        parsed = model.model_validate(dict(arguments))
-    except ValidationError as exc:
-        problems = [
-            (".".join(str(step) for step in error["loc"]) or "arguments", error["msg"])
-            for error in exc.errors()
-        ]
-        listed = "; ".join(f"{where}: {what}" for where, what in problems)
-        raise InvalidParamsError(
-            f"tool '{tool}' was called with invalid arguments ({listed})", violations=problems
-        ) from None
+    parsed = validated(model, arguments, f"tool '{tool}' was called with invalid arguments")
     if parsed.skill is not None and skills and parsed.skill not in skills:
         known = ", ".join(skills)
         raise InvalidParamsError(

@@ -12,7 +12,7 @@ import pytest
 from hub.client import A2AClient
 from hub.partners import Partners
 from hub.protocol import TaskState
-from hub.swarm import run_swarm
+from hub.swarm import SwarmSpec, run_swarm
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +26,9 @@ async def test_broadcast_gathers_every_answer_and_reports_a_failed_branch(tmp_pa
     }
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
         with anyio.fail_after(15):
-            result = await run_swarm(p, "go", strategy="broadcast", agents=["a", "b", "c"])
+            result = await run_swarm(
+                p, "go", SwarmSpec(strategy="broadcast", agents=("a", "b", "c"))
+            )
 
     assert result.ok
     assert result.answers == ["alpha", "gamma"]
@@ -45,7 +47,7 @@ async def test_race_returns_the_first_answer_and_cancels_the_losers_at_the_partn
     async with partner_registry(tmp_path, script) as (registry, urls), Partners(registry) as p:
         started = anyio.current_time()
         with anyio.fail_after(10):
-            result = await run_swarm(p, "go", strategy="race", agents=list(script))
+            result = await run_swarm(p, "go", SwarmSpec(strategy="race", agents=tuple(script)))
         elapsed = anyio.current_time() - started
         async with httpx.AsyncClient() as http:
             states = []
@@ -71,7 +73,9 @@ async def test_vote_takes_the_majority_over_a_dissenter(tmp_path: Path) -> None:
         "c": (scripted("Lyon"), ()),
     }
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
-        result = await run_swarm(p, "capital?", strategy="vote", agents=list(script), quorum=2)
+        result = await run_swarm(
+            p, "capital?", SwarmSpec(strategy="vote", agents=tuple(script), quorum=2)
+        )
 
     assert result.ok
     assert result.answer in ("Paris.", "paris")
@@ -81,7 +85,7 @@ async def test_vote_takes_the_majority_over_a_dissenter(tmp_path: Path) -> None:
 async def test_vote_without_a_quorum_has_no_answer(tmp_path: Path) -> None:
     script = {"a": (scripted("x"), ()), "b": (scripted("y"), ()), "c": (scripted(None), ())}
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
-        result = await run_swarm(p, "?", strategy="vote", agents=list(script), quorum=2)
+        result = await run_swarm(p, "?", SwarmSpec(strategy="vote", agents=tuple(script), quorum=2))
 
     assert not result.ok
     assert result.answer is None
@@ -96,7 +100,7 @@ async def test_best_of_asks_the_judge_and_takes_its_choice(tmp_path: Path) -> No
     }
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
         result = await run_swarm(
-            p, "write", strategy="best_of", agents=["a", "b"], judge=p["judge"]
+            p, "write", SwarmSpec(strategy="best_of", agents=("a", "b")), judge=p["judge"]
         )
 
     assert result.ok
@@ -110,7 +114,7 @@ async def test_map_splits_fifty_items_and_keeps_their_order(tmp_path: Path) -> N
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
         with anyio.fail_after(30):
             result = await run_swarm(
-                p, "", strategy="map", agents=["a", "b"], items=items, concurrency=10
+                p, "", SwarmSpec(strategy="map", agents=("a", "b"), items=items, concurrency=10)
             )
 
     assert result.ok
@@ -120,7 +124,7 @@ async def test_map_splits_fifty_items_and_keeps_their_order(tmp_path: Path) -> N
 async def test_chain_feeds_each_answer_to_the_next(tmp_path: Path) -> None:
     script = {"a": (scripted("[{text}]"), ()), "b": (scripted("<{text}>"), ())}
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
-        result = await run_swarm(p, "x", strategy="chain", agents=["a", "b", "a"])
+        result = await run_swarm(p, "x", SwarmSpec(strategy="chain", agents=("a", "b", "a")))
 
     assert result.ok
     assert result.answer == "[<[x]>]"
@@ -129,7 +133,7 @@ async def test_chain_feeds_each_answer_to_the_next(tmp_path: Path) -> None:
 async def test_a_broken_chain_stops_and_skips_the_rest(tmp_path: Path) -> None:
     script = {"a": (scripted("{text}!"), ()), "bad": (scripted(None), ())}
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
-        result = await run_swarm(p, "x", strategy="chain", agents=["a", "bad", "a"])
+        result = await run_swarm(p, "x", SwarmSpec(strategy="chain", agents=("a", "bad", "a")))
 
     assert not result.ok
     assert [b.state for b in result.branches] == ["completed", "failed", "skipped"]
@@ -138,10 +142,8 @@ async def test_a_broken_chain_stops_and_skips_the_rest(tmp_path: Path) -> None:
 async def test_branch_and_overall_deadlines_end_slow_branches(tmp_path: Path) -> None:
     script = {"fast": (scripted("ok"), ()), "slow": (scripted("late", delay=5), ())}
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
-        per_branch = await run_swarm(
-            p, "go", strategy="broadcast", agents=list(script), branch_deadline=0.5
-        )
-        overall = await run_swarm(p, "go", strategy="broadcast", agents=["slow"], deadline=0.5)
+        per_branch = await run_swarm(p, "go", SwarmSpec(agents=tuple(script), branch_deadline=0.5))
+        overall = await run_swarm(p, "go", SwarmSpec(agents=("slow",), deadline=0.5))
 
     assert per_branch.ok
     assert [b.state for b in per_branch.branches] == ["completed", "timeout"]
@@ -160,7 +162,7 @@ async def test_an_unreachable_partner_is_one_failed_branch(tmp_path: Path) -> No
         from hub.registry import load_registry
 
         async with Partners(load_registry(tmp_path / "agents.yaml")) as p:
-            result = await run_swarm(p, "go", strategy="broadcast", agents=["a", "gone"])
+            result = await run_swarm(p, "go", SwarmSpec(strategy="broadcast", agents=("a", "gone")))
 
     assert result.ok
     assert result.branches[1].state == "error"

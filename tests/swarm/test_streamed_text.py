@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from hub.partners import Partners
-from hub.swarm import run_swarm
+from hub.swarm import SwarmSpec, run_swarm
 from tests.streamed_text import WHOLE, hub_tokens, sdk_tokens
 from tests.swarm.partners import partner_registry
 
@@ -24,8 +24,8 @@ async def test_every_branch_answers_with_the_chunks_joined(tmp_path: Path) -> No
     }
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as p:
         with anyio.fail_after(30):
-            broadcast = await run_swarm(p, "go", strategy="broadcast", agents=list(script))
-            vote = await run_swarm(p, "go", strategy="vote", agents=list(script))
+            broadcast = await run_swarm(p, "go", SwarmSpec(agents=tuple(script)))
+            vote = await run_swarm(p, "go", SwarmSpec(strategy="vote", agents=tuple(script)))
 
     assert broadcast.answers == [WHOLE, WHOLE, WHOLE]
     assert vote.ok

@@ -20,7 +20,7 @@ from hub.errors import InvalidParamsError
 from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.skills.swarm import swarm
-from hub.swarm import run_swarm
+from hub.swarm import SwarmSpec, run_swarm
 from hub.testing import serve_hub
 from tests.swarm.partners import partner_registry, scripted
 
@@ -70,6 +70,32 @@ async def test_a_swarm_past_a_cap_is_rejected_with_an_invalid_params_error_namin
     assert not task.artifacts  # refused before any partner was called
 
 
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"strategy": "majority", "agents": ["a"]}, "metadata.strategy"),
+        ({"strategy": "vote", "agents": ["a", "b"], "quorum": 0}, "metadata.quorum"),
+        ({"agents": ["a"], "deadline": -1}, "metadata.deadline"),
+    ],
+)
+async def test_a_swarm_whose_options_do_not_fit_is_rejected_with_an_invalid_params_error(
+    tmp_path: Path, metadata: dict[str, Any], field: str
+) -> None:
+    async with _swarm_hub(tmp_path, SwarmSettings()) as hub:
+        with anyio.fail_after(30):
+            task = await hub.send(user_message("hi"), metadata={"skill": "swarm", **metadata})
+
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.REJECTED
+    assert task.status.message is not None
+    assert field in task.status.message.text()
+    assert task.status.message.metadata is not None
+    error = task.status.message.metadata["a2a-hub/error"]
+    assert (error["code"], error["reason"]) == (-32602, "INVALID_PARAMS")
+    assert [violation["field"] for violation in error["fieldViolations"]] == [field]
+    assert not task.artifacts  # refused before any partner was called
+
+
 async def test_run_swarm_refuses_more_items_than_the_default_cap(tmp_path: Path) -> None:
     script = {"a": (scripted("{text}"), ())}
     async with partner_registry(tmp_path, script) as (registry, _), Partners(registry) as partners:
@@ -77,9 +103,9 @@ async def test_run_swarm_refuses_more_items_than_the_default_cap(tmp_path: Path)
             await run_swarm(
                 partners,
                 "x",
-                strategy="map",
-                agents=["a"],
-                items=list(range(SwarmSettings().max_items + 1)),
+                SwarmSpec(
+                    strategy="map", agents=("a",), items=list(range(SwarmSettings().max_items + 1))
+                ),
             )
 
     assert caught.value.code == -32602
