@@ -76,7 +76,7 @@ class Execution:
 
             run.when_open(attach)
             if opening is not None:
-                opening.scope = scope
+                opening.run_in(scope)
             try:
                 # The executor moves the task to WORKING when it really starts (one that
                 # waits for a free slot leaves it SUBMITTED meanwhile).
