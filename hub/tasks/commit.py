@@ -131,7 +131,8 @@ class GroupCommit(Generic[T]):
         self._failing_since = 0.0
 
     def mark(self, live: T) -> Commit:
-        """Queue `live` for the next batch; returns the batch it will be written in."""
+        """Queue `live` for the next batch; returns the batch it will be written in, which
+        the task keeps to wait on (`LiveTask.wait_durable`)."""
         self._pending[live.task_id] = live
         self._wake.set()
         return self._next
