@@ -17,21 +17,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
 
 from hub.errors import StoreOutageError
-from hub.store import SharedTaskStore, TaskChange, TaskStore
+from hub.store import SharedTaskStore, TaskChange, TaskRecord, TaskStore
+from hub.tasks.stream import Update
 from hub.telemetry import current_telemetry
 
-if TYPE_CHECKING:
-    from hub.store import TaskRecord
-    from hub.tasks.live import LiveTask
-    from hub.tasks.stream import Update
-
-__all__ = ["Commit", "GroupCommit", "retry_pause"]
+__all__ = ["Commit", "Committed", "GroupCommit", "retry_pause"]
 
 log = logging.getLogger("hub.tasks")
 
@@ -57,13 +53,58 @@ class Commit:
         self.failure: Exception | None = None
 
 
-class GroupCommit:
+class Committed(Protocol):
+    """What a batch asks of a task it writes (the live task is one)."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def durable(self) -> int:
+        """The number of the last change written (a shared store checks it on the next
+        write)."""
+        ...
+
+    @property
+    def stored(self) -> bool:
+        """The store has the task: a change that could not be written is written again."""
+        ...
+
+    @property
+    def released(self) -> bool:
+        """The task takes no more changes here (another replica wrote it, or it was given
+        up): a batch neither keeps nor publishes its changes."""
+        ...
+
+    def record(self) -> TaskRecord:
+        """The task as it is now, to write."""
+        ...
+
+    def take_unpublished(self) -> list[Update]:
+        """The changes applied since the last batch took them, in order."""
+        ...
+
+    def written(self, version: int, updates: list[Update]) -> None:
+        """The batch wrote the task at `version`: publish `updates` (the changes it took)."""
+        ...
+
+    def requeue(self, updates: list[Update], commit: Commit) -> None:
+        """The batch could not write the task: `updates` go back in front of the changes
+        applied since, for `commit` to write."""
+        ...
+
+
+T = TypeVar("T", bound=Committed)
+
+
+class GroupCommit(Generic[T]):
     """Writes changed tasks in batches from one loop (`run`), publishing after each batch.
 
     Args:
         store: where batches are written, one transaction each.
-        on_durable: called for each task of a written batch, to publish its queued updates.
-        on_failure: called for each task of a batch that could not be written.
+        on_durable: called for each task of a written batch, once its updates are published.
+        on_failure: called for each task of a batch that could not be written and is not
+            kept (a new task), or whose changes are given up at shutdown.
         on_lost: with a shared store, called for each task of a batch that another replica
             had written meanwhile (its changes here are not written, nor published).
     """
@@ -72,16 +113,16 @@ class GroupCommit:
         self,
         store: TaskStore,
         *,
-        on_durable: Callable[[LiveTask], None],
-        on_failure: Callable[[LiveTask, Exception], None],
-        on_lost: Callable[[LiveTask], None] | None = None,
+        on_durable: Callable[[T], None],
+        on_failure: Callable[[T, Exception], None],
+        on_lost: Callable[[T], None] | None = None,
     ) -> None:
         self._store = store
         self._shared = store if isinstance(store, SharedTaskStore) else None
         self._on_lost = on_lost
         self._on_durable = on_durable
         self._on_failure = on_failure
-        self._pending: dict[str, LiveTask] = {}
+        self._pending: dict[str, T] = {}
         self._next = Commit()
         self._wake = anyio.Event()
         self._pause: float | None = None
@@ -89,31 +130,12 @@ class GroupCommit:
         self._failure: Exception | None = None
         self._failing_since = 0.0
 
-    def mark(self, live: LiveTask) -> Commit:
-        """Queue `live` for the next batch; returns the batch it will be written in."""
+    def mark(self, live: T) -> Commit:
+        """Queue `live` for the next batch; returns the batch it will be written in, which
+        the task keeps to wait on (`LiveTask.wait_durable`)."""
         self._pending[live.task_id] = live
-        live.commit = self._next
         self._wake.set()
         return self._next
-
-    async def durable(self, live: LiveTask) -> None:
-        """Wait until every change applied to `live` so far is written (a change of a task
-        the store has is written again after a failure: this waits for that too).
-
-        Raises:
-            StoreError: the task's first write failed (it was dropped), or its changes were
-                given up at shutdown.
-        """
-        while True:
-            commit = live.commit
-            if commit is None:
-                return
-            await commit.done.wait()
-            if commit.failure is None:
-                return
-            if live.failure is not None or live.commit is commit:
-                raise commit.failure
-            # Queued again: wait for the batch that writes it.
 
     async def run(self) -> None:
         """The writer loop; runs in the task manager's task group until cancelled."""
@@ -179,14 +201,11 @@ class GroupCommit:
                     if self._on_lost is not None:
                         self._on_lost(live)
                     continue
-                live.durable = record.version
-                live.stored = True
-                if not live.released:  # else the event log brings them (the replication)
-                    live.publish(updates)
+                live.written(record.version, updates)
                 self._on_durable(live)
         commit.done.set()
 
-    def _failed(self, batch: list[LiveTask], ready: list[list[Update]], exc: Exception) -> None:
+    def _failed(self, batch: list[T], ready: list[list[Update]], exc: Exception) -> None:
         """Queue again the changes of the tasks the store has; drop the new ones."""
         kept = 0
         for live, updates in zip(batch, ready, strict=True):
@@ -195,10 +214,8 @@ class GroupCommit:
             if not live.stored:
                 self._on_failure(live, exc)
                 continue
-            # In front of what was applied meanwhile: their numbers follow these.
-            live.unpublished[:0] = updates
+            live.requeue(updates, self._next)
             self._pending.setdefault(live.task_id, live)
-            live.commit = self._next
             kept += 1
         if self._failure is None:
             self._failing_since = time.monotonic()
@@ -217,7 +234,7 @@ class GroupCommit:
 
 
 def _changes(
-    batch: list[LiveTask], records: list[TaskRecord], ready: list[list[Update]]
+    batch: list[T], records: list[TaskRecord], ready: list[list[Update]]
 ) -> list[TaskChange]:
     """The batch as a shared store writes it: each task with the version it was read at and
     the events that moved it since."""

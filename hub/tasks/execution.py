@@ -1,23 +1,22 @@
-"""Running skills: each task's executor on a reused worker, and the calls a running skill
-makes back to change its task."""
+"""Running skills: each task's executor on a reused worker, in its request's call scope,
+with the end of its run applied to its task (completed, failed, its children settled)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import anyio
 from anyio.abc import TaskGroup
 
 from hub.errors import ClientError, InvalidTransitionError, SkillError
-from hub.protocol import Artifact, JsonObject, Message, TaskState, agent_message
+from hub.protocol import JsonObject, TaskState
 from hub.protocol.trace import CallScope, current_scope, use_scope
 from hub.tasks.ledger import DelegationLedger
 from hub.tasks.live import LiveTask
 from hub.tasks.opening import Opening
 from hub.tasks.run import TaskExecutor, TaskRun
-from hub.tasks.stream import Update
 from hub.tasks.workers import WorkerPool
 from hub.telemetry import current_telemetry, span
 
@@ -29,24 +28,16 @@ _SKILL_FAILED = "skill '{skill}' failed with an internal error; the hub log has 
 
 
 class Execution:
-    """Starts skills for live tasks and applies what they report.
+    """Starts skills for live tasks; a running skill changes its task through its `TaskRun`.
 
     Args:
         executors: the local skills by id.
-        apply: queues an applied change for commit and publication (the task manager's).
         ledger: records the partner tasks a skill starts; a task that ends with some of
             them still live has them canceled.
     """
 
-    def __init__(
-        self,
-        executors: Mapping[str, TaskExecutor],
-        *,
-        apply: Callable[[LiveTask, Update], None],
-        ledger: DelegationLedger,
-    ) -> None:
+    def __init__(self, executors: Mapping[str, TaskExecutor], *, ledger: DelegationLedger) -> None:
         self.executors = dict(executors)
-        self._apply = apply
         self._ledger = ledger
         self._workers: WorkerPool | None = None
 
@@ -56,13 +47,13 @@ class Execution:
 
     def start(self, live: LiveTask | Opening, metadata: JsonObject | None) -> None:
         """Run the skill of a task, or of an opening (a new message whose skill may answer
-        with a direct Message); a task's run is canceled through `live.scope`.
+        with a direct Message); a task's run is canceled through the task (`LiveTask.cancel`).
 
         The skill runs in the call scope (trace and deadline) of the request that started it.
         """
         if self._workers is None:
             raise RuntimeError("TaskManager used outside 'async with'")
-        run = TaskRun(self, live, metadata)
+        run = TaskRun(live, metadata)
         call_scope = current_scope()
         self._workers.submit(lambda: self._execute(run, call_scope))
 
@@ -80,19 +71,19 @@ class Execution:
         ):
 
             def attach(live: LiveTask) -> None:
-                live.scope = scope
+                live.run_in(scope)
                 parent.task_id = live.task_id
 
             run.when_open(attach)
             if opening is not None:
-                opening.scope = scope
+                opening.run_in(scope)
             try:
                 # The executor moves the task to WORKING when it really starts (one that
                 # waits for a free slot leaves it SUBMITTED meanwhile).
                 await executor.run(run)
                 live = run.task()
                 if live is not None and not (live.state.is_terminal or live.state.is_interrupted):
-                    await self.change_status(live, TaskState.COMPLETED)
+                    live.update_status(TaskState.COMPLETED)
             except (SkillError, ClientError) as exc:
                 # A partner the skill called failed: its message names the partner and the
                 # kind of fault; where it is and what it said go to the log only.
@@ -109,7 +100,7 @@ class Execution:
                     opening.end()
                 live = run.task()  # no longer creates one: the opening is decided
                 if live is not None:
-                    live.scope = None
+                    live.run_ended()
                     if run_span is not None:
                         run_span.set_attribute("a2a.task.id", live.task_id)
                         run_span.set_attribute("a2a.task.state", live.state.value)
@@ -130,55 +121,7 @@ class Execution:
                 "skill %s: %s (it answered without a task, so none fails)", run.skill, reason
             )
             return
-        self.fail(live, reason)
-
-    def fail(self, live: LiveTask, reason: str) -> None:
-        if not live.state.is_terminal:
-            self._apply(live, live.apply_status(TaskState.FAILED, agent_message(reason)))
-
-    # -- what a running skill calls, through its TaskRun -----------------------------------
-
-    def start_working(self, live: LiveTask) -> None:
-        """A task created by its skill's first change: the skill is already at work."""
-        self._apply(live, live.apply_status(TaskState.WORKING))
-
-    async def change_status(
-        self,
-        live: LiveTask,
-        state: TaskState,
-        message: Message | None = None,
-        *,
-        metadata: JsonObject | None = None,
-        history: bool = True,
-    ) -> None:
-        self._apply(live, live.apply_status(state, message, metadata, history=history))
-
-    async def change_artifact(
-        self,
-        live: LiveTask,
-        artifact: Artifact,
-        *,
-        append: bool,
-        last_chunk: bool,
-        metadata: JsonObject | None,
-    ) -> None:
-        self._apply(
-            live,
-            live.apply_artifact(artifact, append=append, last_chunk=last_chunk, metadata=metadata),
-        )
-
-    async def wait_for_answer(self, live: LiveTask, question: Message, state: TaskState) -> Message:
-        """Park the task in `state` with `question`; return the caller's answer."""
-        arrived = anyio.Event()
-        live.waiting_for_answer = arrived
-        try:
-            await self.change_status(live, state, question)
-            await arrived.wait()
-        finally:
-            live.waiting_for_answer = None
-        answer, live.answer = live.answer, None
-        assert answer is not None
-        return answer
+        live.fail(reason)
 
 
 def _run_attributes(run: TaskRun) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from hub.protocol import ListTasksRequest, ListTasksResponse, TaskState, agent_message
+from hub.protocol import ListTasksRequest, ListTasksResponse, TaskState
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.store import TaskQuery, TaskStore
 from hub.tasks.live import LiveTask, snapshot
@@ -56,8 +56,8 @@ async def recover_interrupted(store: TaskStore, observers: Sequence[TaskObserver
     """Tasks that were running when the hub stopped cannot resume: mark them failed."""
     stale = await store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
     for record in stale:
-        live = LiveTask(record)
-        live.apply_status(TaskState.FAILED, agent_message(INTERRUPTED_BY_RESTART))
+        live = LiveTask(record)  # no commits: written here, at once
+        live.fail(INTERRUPTED_BY_RESTART)
         await store.put(live.record())
         notify_observers(observers, live.task)
     if stale:

@@ -13,7 +13,6 @@ from anyio.abc import TaskGroup
 
 from hub.config import LimitSettings
 from hub.errors import (
-    InvalidParamsError,
     StoreError,
     StoreOutageError,
     TaskNotCancelableError,
@@ -24,21 +23,16 @@ from hub.protocol import (
     ListTasksRequest,
     ListTasksResponse,
     Message,
-    Role,
     SendMessageRequest,
     StreamResponse,
     Task,
-    TaskState,
-    TaskStatus,
-    new_id,
     state_name,
     utc_now,
 )
 from hub.store import SharedTaskStore, TaskRecord, TaskStore
-from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
+from hub.tasks.delivery import Delivery
 from hub.tasks.execution import Execution
-from hub.tasks.intake import check_follow_up, check_parts
 from hub.tasks.ledger import (
     AFTER_TAKEOVER,
     WITH_CANCELED_PARENT,
@@ -49,7 +43,6 @@ from hub.tasks.listing import INTERRUPTED_BY_RESTART, list_tasks, recover_interr
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
-from hub.tasks.opening import Opening
 from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED, Replication
 from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
@@ -99,9 +92,7 @@ class TaskManager:
             raise ValueError(f"default skill {default_skill!r} is not registered (known: {known})")
         self._store = store
         self.ledger = DelegationLedger(store, children)
-        self._execution = Execution(executors, apply=self._apply, ledger=self.ledger)
-        self._default_skill = default_skill
-        self._admit_skill = admit_skill
+        self._execution = Execution(executors, ledger=self.ledger)
         self._limits = limits
         self._live = LiveSet(limits)
         self._group: TaskGroup | None = None
@@ -110,11 +101,20 @@ class TaskManager:
             if isinstance(store, SharedTaskStore)
             else None
         )
-        self._commits = GroupCommit(
+        self._commits: GroupCommit[LiveTask] = GroupCommit(
             store,
             on_durable=self._after_commit,
             on_failure=self._commit_failed,
             on_lost=self._replication.release if self._replication is not None else None,
+        )
+        self._delivery = Delivery(
+            execution=self._execution,
+            live=self._live,
+            commits=self._commits,
+            limits=limits,
+            default_skill=default_skill,
+            admit_skill=admit_skill,
+            materialize=self._materialize,
         )
         self._observers: list[TaskObserver] = []
 
@@ -165,11 +165,11 @@ class TaskManager:
         with anyio.CancelScope(shield=True):
             for live in self._live:
                 if not (live.state.is_terminal or live.state.is_interrupted):
-                    self._execution.fail(live, INTERRUPTED_BY_RESTART)
+                    live.fail(INTERRUPTED_BY_RESTART)
             await self._commits.close(within=_SHUTDOWN_WRITES)
             await self.ledger.flush()
             for live in self._live:
-                live.broadcast.close_all()
+                live.close_streams()
 
     async def _evict_expired(self) -> None:
         while True:
@@ -205,7 +205,7 @@ class TaskManager:
         `on_task` is called with the task the message goes to before its change is committed
         (see `TaskHook`); a skill that answers with a direct Message has no task to give it.
         """
-        accepted = await self._accept(request, owner, subscribe=False, on_task=on_task)
+        accepted = await self._delivery.accept(request, owner, subscribe=False, on_task=on_task)
         if isinstance(accepted, Message):
             return accepted
         live, _ = accepted
@@ -213,20 +213,18 @@ class TaskManager:
         history_length = configuration.history_length if configuration else None
         if configuration is not None and configuration.return_immediately:
             # Taken before the wait, so the answer never shows more than what is durable.
-            answer = snapshot(live.task, history_length=history_length)
-            await self._commits.durable(live)
+            answer = live.snapshot(history_length=history_length)
+            await live.wait_durable()
             return answer
-        await live.settled.wait()
-        if live.failure is not None:
-            raise live.failure
-        return snapshot(live.task, history_length=history_length)
+        await live.wait_settled()
+        return live.snapshot(history_length=history_length)
 
     async def stream(
         self, request: SendMessageRequest, *, owner: str = "", on_task: TaskHook | None = None
     ) -> TaskStream:
         """SendStreamingMessage: a stream that starts with the Task (or the one Message);
         `on_task` as for `send`."""
-        accepted = await self._accept(request, owner, subscribe=True, on_task=on_task)
+        accepted = await self._delivery.accept(request, owner, subscribe=True, on_task=on_task)
         if isinstance(accepted, Message):
             return Broadcast.single(Update(StreamResponse(message=accepted), closes_stream=True))
         live, stream = accepted
@@ -239,7 +237,7 @@ class TaskManager:
     ) -> Task:
         live = self._live.get(task_id)
         if live is not None and _visible(live.owner, owner):
-            return snapshot(live.task, history_length=history_length)
+            return live.snapshot(history_length=history_length)
         record = await self._stored(task_id, owner)
         return snapshot(record.task, history_length=history_length)
 
@@ -261,18 +259,16 @@ class TaskManager:
             live = await self._materialize(task_id, owner)
             if live.state.is_terminal:
                 raise _not_cancelable(live.task)
-            self._apply(live, live.apply_status(TaskState.CANCELED))
-            running_here = live.scope is not None
-            if live.scope is not None:
-                live.scope.cancel()  # the skill's end settles its children
-            elif (
-                self._replication is None
+            running_here = live.cancel()  # if so, the skill's end settles its children
+            if (
+                not running_here
+                and self._replication is None
                 and self._group is not None
                 and self.ledger.live_children(task_id)
             ):
                 self._group.start_soon(self.ledger.settle, task_id)  # a parked task's children
-            answer = snapshot(live.task)
-            await self._commits.durable(live)
+            answer = live.snapshot()
+            await live.wait_durable()
             if not live.released:
                 if self._replication is not None and not running_here and self._group:
                     # It may have run on another replica: its children are in the ledger.
@@ -307,136 +303,14 @@ class TaskManager:
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _accept(
-        self,
-        request: SendMessageRequest,
-        owner: str,
-        *,
-        subscribe: bool,
-        on_task: TaskHook | None = None,
-    ) -> Message | tuple[LiveTask, TaskStream | None]:
-        message = request.message
-        check_parts(message, self._limits)
-        if message.role is not Role.USER:
-            raise InvalidParamsError(
-                "message.role must be ROLE_USER for a message sent to the hub",
-                violations=[("message.role", "must be ROLE_USER")],
-            )
-        if message.task_id:
-            return await self._continue(message, owner, subscribe=subscribe, on_task=on_task)
-        skill = choose_skill(request, self._execution.executors, self._default_skill)
-        if self._admit_skill is not None:
-            self._admit_skill(skill)
-        context_id = message.context_id or new_id()
-        mode = self._execution.executors[skill].reply_mode
-        # An "either" skill decides before the answer goes out, unless the caller asked for
-        # the answer at once: its task is then created now, like any other.
-        if mode == "message" or (mode == "either" and (subscribe or not _returns_at_once(request))):
-            return await self._open(
-                request, skill, context_id, owner, subscribe=subscribe, on_task=on_task
-            )
-        live, stream = self._new_task(
-            request, skill, context_id, owner, new_id(), on_task, subscribe=subscribe
-        )
-        # The skill starts at once; its first changes ride in the same commit as the task.
-        self._execution.start(live, request.metadata)
-        return live, stream
-
-    async def _open(
-        self,
-        request: SendMessageRequest,
-        skill: str,
-        context_id: str,
-        owner: str,
-        *,
-        subscribe: bool,
-        on_task: TaskHook | None,
-    ) -> Message | tuple[LiveTask, TaskStream | None]:
-        """A new message to a skill that may answer with a direct Message: the skill runs
-        first, and the answer is its Message or the task its first change creates."""
-        opening = Opening(
-            skill=skill,
-            message=request.message.model_copy(update={"context_id": context_id}),
-            create=lambda task_id: self._new_task(
-                request, skill, context_id, owner, task_id, on_task, subscribe=subscribe
-            ),
-        )
-        self._execution.start(opening, request.metadata)
-        try:
-            return await opening.wait()
-        except BaseException:
-            opening.abandon()  # the request is gone: nobody would see the answer
-            raise
-
-    def _new_task(
-        self,
-        request: SendMessageRequest,
-        skill: str,
-        context_id: str,
-        owner: str,
-        task_id: str,
-        on_task: TaskHook | None,
-        *,
-        subscribe: bool,
-    ) -> tuple[LiveTask, TaskStream | None]:
-        """A new task, SUBMITTED, live and queued for its first commit (its skill not
-        started), and a stream of it from there when `subscribe`."""
-        self._live.admit(context_id)
-        first = request.message.model_copy(update={"task_id": task_id, "context_id": context_id})
-        task = Task(
-            id=task_id,
-            context_id=context_id,
-            status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
-            history=[first],
-            # Which skill took the task, whether the caller named it or it is the default:
-            # `tasks list` and any client reading the task see what ran it.
-            metadata={**(request.metadata or {}), "skill": skill},
-        )
-        if on_task is not None:
-            on_task(task)
-        live = LiveTask(TaskRecord(task=task, skill=skill, owner=owner), stored=False)
-        self._live.add(live)
-        self._commits.mark(live)
-        return live, live.subscribe() if subscribe else None
-
-    async def _continue(
-        self, message: Message, owner: str, *, subscribe: bool, on_task: TaskHook | None = None
-    ) -> tuple[LiveTask, TaskStream | None]:
-        task_id = message.task_id or ""
-        live = await self._materialize(task_id, owner)
-        if self._admit_skill is not None:
-            self._admit_skill(live.skill)
-        check_follow_up(message, live.task, self._limits)
-        if on_task is not None:
-            on_task(live.task)
-        live.add_user_message(message)
-        self._apply(live, live.apply_status(TaskState.WORKING))
-        stream = live.subscribe() if subscribe else None
-        if live.waiting_for_answer is not None:
-            live.answer = (live.task.history or [message])[-1]
-            live.waiting_for_answer.set()
-        elif live.scope is None:
-            # The skill's run ended while parked (or the hub restarted): run it again; it
-            # replays the answers it already had.
-            self._execution.start(live, live.task.metadata)
-        return live, stream
-
-    def _apply(self, live: LiveTask, update: Update) -> None:
-        """Queue an applied change; it is published once the commit that carries it is
-        durable, so subscribers see changes in the order they were applied."""
-        if live.released:
-            return  # another replica wrote the task: this copy changes nothing more
-        live.queue(update)
-        self._commits.mark(live)
-
     async def _take_over(self, record: TaskRecord) -> None:
         """Fail a running task whose replica's lease expired, as a restart would have; the
         first replica to write it wins, and that one reconciles its partner children."""
-        live = LiveTask(record)
+        live = LiveTask(record, commits=self._commits)
         self._live.add(live)
-        self._execution.fail(live, INTERRUPTED_REPLICA_STOPPED)
+        live.fail(INTERRUPTED_REPLICA_STOPPED)
         try:
-            await self._commits.durable(live)
+            await live.wait_durable()
         except StoreError:
             return
         if not live.released:
@@ -450,22 +324,13 @@ class TaskManager:
             self._live.discard(live)
 
     def _commit_failed(self, live: LiveTask, failure: Exception) -> None:
-        """A task whose changes are given up (a new task's first write failed, or shutdown
-        came first): its request gets `failure`, its skill stops, and it takes no more
-        changes, so nothing of it is written later behind its caller's back."""
-        live.released = True
-        live.failure = failure
-        live.take_unpublished()
-        live.settled.set()
-        live.broadcast.close_all()
-        if live.scope is not None:
-            live.scope.cancel()
+        live.fail_commit(failure)
         self._live.discard(live)
 
     async def _durable_or_close(self, live: LiveTask, stream: TaskStream) -> None:
         """A stream's first event is sent only once what it shows is durable."""
         try:
-            await self._commits.durable(live)
+            await live.wait_durable()
         except BaseException:
             await stream.aclose()
             raise
@@ -489,15 +354,10 @@ class TaskManager:
         live = self._live.get(task_id)  # another caller may have loaded it meanwhile
         if live is not None:
             return live
-        live = LiveTask(record)
+        live = LiveTask(record, commits=self._commits)
         if not live.state.is_terminal:
             self._live.add(live)
         return live
-
-
-def _returns_at_once(request: SendMessageRequest) -> bool:
-    configuration = request.configuration
-    return configuration is not None and bool(configuration.return_immediately)
 
 
 def _visible(record_owner: str, owner: str) -> bool:

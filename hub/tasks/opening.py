@@ -36,12 +36,12 @@ class Opening:
     """
 
     __slots__ = (
+        "_abandoned",
         "_create",
         "_decided",
         "_outcome",
-        "abandoned",
+        "_scope",
         "message",
-        "scope",
         "skill",
         "task_id",
     )
@@ -60,14 +60,18 @@ class Opening:
         self._create = create
         self._decided = anyio.Event()
         self._outcome: Message | tuple[LiveTask, TaskStream | None] | Exception | None = None
-        self.scope: anyio.CancelScope | None = None
+        self._scope: anyio.CancelScope | None = None
         """The cancel scope of the skill's run (set when the run starts)."""
-        self.abandoned = False
-        """True when the request went away before the decision."""
+        self._abandoned = False
 
     @property
     def context_id(self) -> str:
         return self.message.context_id or ""
+
+    @property
+    def abandoned(self) -> bool:
+        """True when the request went away before the decision."""
+        return self._abandoned
 
     @property
     def decided(self) -> bool:
@@ -92,6 +96,10 @@ class Opening:
         self._decide(created)
         return created[0]
 
+    def run_in(self, scope: anyio.CancelScope) -> None:
+        """The skill runs in `scope` from now on: an abandoned request stops it."""
+        self._scope = scope
+
     def end(self) -> None:
         """The skill's run ended (canceled, or the hub stops) without deciding."""
         if not self.decided:
@@ -104,9 +112,9 @@ class Opening:
         answer)."""
         if self.decided:
             return
-        self.abandoned = True
-        if self.scope is not None:
-            self.scope.cancel()
+        self._abandoned = True
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def wait(self) -> Message | tuple[LiveTask, TaskStream | None]:
         """The Message, or the task and its stream, once the skill decided.

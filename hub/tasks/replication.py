@@ -95,7 +95,7 @@ class Replication:
             log.warning("could not keep the task leases: %s", exc)
             return
         for live in self._live:
-            if live.state in _RUNNING and live.task_id not in held and _idle(live):
+            if live.state in _RUNNING and live.task_id not in held and live.idle:
                 # Running here, yet not held here in the store: another replica wrote it
                 # (a notice lost while the listener reconnected, say). Look before letting go.
                 await self._release_if_moved(live)
@@ -110,7 +110,7 @@ class Replication:
             stored = await self._store.get(live.task_id)
         except HubError:
             return
-        if stored is not None and stored.version > live.durable and _idle(live):
+        if stored is not None and stored.version > live.durable and live.idle:
             self.release(live)
 
     def follow(self, live: LiveTask, *, for_subscribers: bool = False) -> None:
@@ -118,7 +118,7 @@ class Replication:
         version, until a change closes its streams, or nobody reads any more and nobody
         waits (`for_subscribers`: nobody reads)."""
         if self._group is None:
-            live.broadcast.close_all()
+            live.close_streams()
             return
         self._group.start_soon(self._pump, live, for_subscribers)
 
@@ -133,17 +133,9 @@ class Replication:
     def release(self, live: LiveTask) -> None:
         """Let go of a live task another replica has written: stop its skill, take no more
         changes, and follow it through the event log from what was written here last."""
-        if live.released:
-            return
-        live.released = True
-        self._live.discard(live)
-        live.take_unpublished()
-        live.seq = live.durable
-        if live.scope is not None:
-            live.scope.cancel()
-        if live.waiting_for_answer is not None:
-            live.waiting_for_answer = None
-        self.follow(live)
+        if live.release():
+            self._live.discard(live)
+            self.follow(live)
 
     def _heard(self, notice: TaskNotice) -> None:
         if not notice.task_id:
@@ -178,8 +170,8 @@ class Replication:
                 pass  # the store logs its outage; read again when woken or at the backstop
             except HubError as exc:
                 log.warning("task %s: could not read its events: %s", live.task_id, exc)
-            unwatched = live.broadcast.subscriber_count == 0
-            if unwatched and (for_subscribers or live.settled.is_set()):
+            unwatched = live.subscriber_count == 0
+            if unwatched and (for_subscribers or live.settled):
                 return
             with anyio.move_on_after(_BACKSTOP):
                 await woken.wait()
@@ -188,25 +180,12 @@ class Replication:
         """Publish `events`; True when one of them closes the task's streams."""
         updates = [_update(seq, body) for seq, body in events]
         closing = any(update.closes_stream for update in updates)
-        if closing:  # waiters read the task itself once it settles
-            record = await self._store.get(live.task_id)
-            if record is not None:
-                live.task = record.task
-        live.seq = updates[-1].seq
-        live.publish(updates)
-        if closing:
-            live.settled.set()
-            live.broadcast.close_all()
+        record = await self._store.get(live.task_id) if closing else None
+        live.catch_up(updates, closing=closing, task=record.task if record is not None else None)
         return closing
 
 
 _RUNNING = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
-
-
-def _idle(live: LiveTask) -> bool:
-    """Nothing of `live` waits to be written, and no write of it is under way (a task
-    whose first write is still coming is not in the store yet)."""
-    return live.commit is None or (live.commit.done.is_set() and not live.unpublished)
 
 
 def _update(seq: int, body: bytes) -> Update:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 from hub.errors import SkillError
 from hub.protocol import Artifact, JsonObject, Message, TaskState
+from hub.tasks.live import LiveTask
 from hub.tasks.opening import Opening
-
-if TYPE_CHECKING:
-    from hub.tasks.execution import Execution
-    from hub.tasks.live import LiveTask
 
 __all__ = ["ReplyMode", "TaskExecutor", "TaskRun"]
 
@@ -52,15 +49,9 @@ class TaskRun:
     change the skill makes creates the task (in WORKING, since the skill is already at work).
     """
 
-    __slots__ = ("_answers", "_asked", "_attach", "_execution", "_live", "_opening", "metadata")
+    __slots__ = ("_answers", "_asked", "_attach", "_live", "_opening", "metadata")
 
-    def __init__(
-        self,
-        execution: Execution,
-        live: LiveTask | Opening,
-        metadata: JsonObject | None = None,
-    ) -> None:
-        self._execution = execution
+    def __init__(self, live: LiveTask | Opening, metadata: JsonObject | None = None) -> None:
         self._opening = live if isinstance(live, Opening) else None
         self._live = None if isinstance(live, Opening) else live
         self._answers = self._live.answers() if self._live is not None else []
@@ -134,10 +125,7 @@ class TaskRun:
         `history=False` keeps `message` out of the task's history (its status shows it)."""
         if self.replaying and not state.is_terminal:
             return
-        live = self._task()
-        await self._execution.change_status(
-            live, state, message, metadata=metadata, history=history
-        )
+        self._task().update_status(state, message, metadata, history=history)
 
     async def artifact(
         self,
@@ -150,9 +138,7 @@ class TaskRun:
         """Add or extend an artifact; it is persisted when `last_chunk` is True."""
         if self.replaying:
             return
-        await self._execution.change_artifact(
-            self._task(), artifact, append=append, last_chunk=last_chunk, metadata=metadata
-        )
+        self._task().add_artifact(artifact, append=append, last_chunk=last_chunk, metadata=metadata)
 
     async def ask(
         self, question: Message, *, state: TaskState = TaskState.INPUT_REQUIRED
@@ -162,7 +148,7 @@ class TaskRun:
             answer = self._answers[self._asked]
             self._asked += 1
             return answer
-        answer = await self._execution.wait_for_answer(self._task(), question, state)
+        answer = await self._task().park(question, state)
         self._asked += 1
         self._answers.append(answer)
         return answer
@@ -219,7 +205,7 @@ class TaskRun:
         self._live = live
         if self._attach is not None:
             self._attach(live)
-        self._execution.start_working(live)
+        live.update_status(TaskState.WORKING)  # the skill is already at work
         return live
 
     def _undecided(self) -> Opening:
