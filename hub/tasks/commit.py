@@ -23,7 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from hub.errors import StoreOutageError
-from hub.store import SharedTaskStore, TaskChange, TaskStore
+from hub.store import SharedTaskRecords, TaskChange, TaskRecords
 from hub.telemetry import current_telemetry
 
 if TYPE_CHECKING:
@@ -70,14 +70,14 @@ class GroupCommit:
 
     def __init__(
         self,
-        store: TaskStore,
+        store: TaskRecords,
         *,
         on_durable: Callable[[LiveTask], None],
         on_failure: Callable[[LiveTask, Exception], None],
         on_lost: Callable[[LiveTask], None] | None = None,
     ) -> None:
         self._store = store
-        self._shared = store if isinstance(store, SharedTaskStore) else None
+        self._shared = store if isinstance(store, SharedTaskRecords) else None
         self._on_lost = on_lost
         self._on_durable = on_durable
         self._on_failure = on_failure
