@@ -20,7 +20,7 @@ from hub.errors import HubError, StoreOutageError
 from hub.partners.directory import Partners
 from hub.partners.runtime import RuntimePartner
 from hub.registry import AgentEntry
-from hub.store import SharedTaskStore, TaskStore
+from hub.store import RuntimePartnerStore, Storage
 
 __all__ = ["PartnerSync", "dump_runtime_partner", "load_runtime_partner", "shared_partners"]
 
@@ -52,11 +52,11 @@ def load_runtime_partner(body: bytes) -> RuntimePartner:
     )
 
 
-def shared_partners(store: TaskStore, partners: Partners) -> PartnerSync | None:
+def shared_partners(store: Storage, partners: Partners) -> PartnerSync | None:
     """The sync of `partners` with `store` when the store is shared (replicas), with every
     partner added here recorded there; None for a store of one hub. Serve the hub inside
     its `running()`."""
-    if not isinstance(store, SharedTaskStore):
+    if not isinstance(store, RuntimePartnerStore):
         return None
     sync = PartnerSync(store, partners)
     partners.on_added = sync.record
@@ -69,7 +69,7 @@ class PartnerSync:
     Serve inside `running()`.
     """
 
-    def __init__(self, store: SharedTaskStore, partners: Partners) -> None:
+    def __init__(self, store: RuntimePartnerStore, partners: Partners) -> None:
         self._store = store
         self._partners = partners
         self._wake = anyio.Event()

@@ -44,7 +44,7 @@ from hub.protocol.requests import DEFAULT_PAGE_SIZE
 from hub.push.config import PushTarget, accept_config
 from hub.push.delivery import WebhookDelivery
 from hub.push.sender import PushSender
-from hub.store import PushConfigRecord, SharedTaskStore, TaskStore
+from hub.store import PushConfigRecord, PushConfigStore, SharedPushConfigStore
 from hub.tasks.live import snapshot
 
 __all__ = ["LIVE_STATES", "PushNotifier"]
@@ -86,7 +86,7 @@ class PushNotifier:
     def __init__(
         self,
         *,
-        store: TaskStore,
+        store: PushConfigStore,
         settings: PushSettings,
         http: httpx.AsyncClient | None = None,
         resolver: Resolver | None = None,
@@ -99,7 +99,7 @@ class PushNotifier:
         self._sender: PushSender | None = None
         self._group: TaskGroup | None = None
         self._routes: dict[str, dict[str, PushTarget]] = {}
-        self._shared = isinstance(store, SharedTaskStore)
+        self._shared = store if isinstance(store, SharedPushConfigStore) else None
         self._finished: OrderedDict[str, Task] = OrderedDict()
         """With replicas: tasks this replica ended with no config routed, newest last."""
         self._saving: dict[tuple[str, str], anyio.Event] = {}
@@ -130,10 +130,10 @@ class PushNotifier:
         if deferred is not None:
             self._group.start_soon(deferred.prepare)
         self._sender.bind(self._group)
-        if isinstance(self._store, SharedTaskStore):
+        if self._shared is not None:
             # Replicas: a config made on another replica is routed here too, so whichever
             # replica commits a change of its task delivers it.
-            self._group.start_soon(self._store.push_config_notices, self._config_changed)
+            self._group.start_soon(self._shared.push_config_notices, self._config_changed)
         return self
 
     async def __aexit__(
@@ -170,7 +170,7 @@ class PushNotifier:
         """A `TaskObserver`: queue a notification of `task` for each of its configs."""
         targets = self._routes.get(task.id)
         if not targets or self._sender is None:
-            if self._shared and task.status.state.is_terminal:
+            if self._shared is not None and task.status.state.is_terminal:
                 # A config made on another replica a moment ago may not be routed here yet:
                 # its notice finds the task among those this replica just finished.
                 self._finished[task.id] = snapshot(task)
@@ -366,22 +366,22 @@ class PushNotifier:
                 )
 
     def _config_changed(self, task_id: str) -> None:
-        if self._group is not None:
-            self._group.start_soon(self._reroute, task_id)
+        if self._group is not None and self._shared is not None:
+            self._group.start_soon(self._reroute, self._shared, task_id)
 
-    async def _reroute(self, task_id: str) -> None:
+    async def _reroute(self, store: SharedPushConfigStore, task_id: str) -> None:
         """Route the configs of `task_id` ("": of every live task) as the store has them
         now, another replica having changed them."""
         try:
             if task_id:
-                stored = await self._store.get(task_id)
+                stored = await store.get(task_id)
                 live = stored is not None and not stored.task.status.state.is_terminal
                 finished = self._finished.pop(task_id, None)
                 wanted = live or finished is not None
-                records = await self._store.list_push_configs(task_id) if wanted else []
+                records = await store.list_push_configs(task_id) if wanted else []
             else:
                 finished, live = None, True
-                records = await self._store.find_push_configs(LIVE_STATES)
+                records = await store.find_push_configs(LIVE_STATES)
         except StoreOutageError:
             return  # the store logs its outage; its reconnection re-reads every config
         except StoreError as exc:

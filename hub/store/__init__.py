@@ -1,34 +1,52 @@
-"""Task storage: the `TaskStore` protocol and its SQLite, PostgreSQL and in-memory
-implementations."""
+"""Task storage: the roles a store plays (`hub.store.roles`), the records it keeps
+(`hub.store.records`), and its SQLite, PostgreSQL and in-memory implementations."""
 
-from hub.store.base import (
+from hub.store.factory import build_store, check_store_free, describe_store, store_location
+from hub.store.memory import MemoryTaskStore
+from hub.store.postgres import PostgresTaskStore
+from hub.store.records import (
     ChildRecord,
     PushConfigRecord,
-    SharedTaskStore,
     TaskChange,
     TaskNotice,
     TaskPage,
     TaskQuery,
     TaskRecord,
+)
+from hub.store.roles import (
+    GatewayOwnerStore,
+    LedgerStore,
+    PushConfigStore,
+    RuntimePartnerStore,
+    SharedPushConfigStore,
+    SharedTaskRecords,
+    SharedTaskStore,
+    Storage,
+    TaskRecords,
     TaskStore,
 )
-from hub.store.factory import build_store, check_store_free, describe_store, store_location
-from hub.store.memory import MemoryTaskStore
-from hub.store.postgres import PostgresTaskStore
 from hub.store.sqlite import SqliteTaskStore
 
 __all__ = [
     "ChildRecord",
+    "GatewayOwnerStore",
+    "LedgerStore",
     "MemoryTaskStore",
     "PostgresTaskStore",
     "PushConfigRecord",
+    "PushConfigStore",
+    "RuntimePartnerStore",
+    "SharedPushConfigStore",
+    "SharedTaskRecords",
     "SharedTaskStore",
     "SqliteTaskStore",
+    "Storage",
     "TaskChange",
     "TaskNotice",
     "TaskPage",
     "TaskQuery",
     "TaskRecord",
+    "TaskRecords",
     "TaskStore",
     "build_store",
     "check_store_free",

@@ -1,4 +1,10 @@
-"""How a task is laid out in the SQL stores' rows, shared by SQLite and PostgreSQL.
+"""How tasks, push configs and ledger lines are laid out in the stores' rows, shared by
+SQLite and PostgreSQL (and by the in-memory store for push configs).
+
+The statements every SQL store writes alike are here too, with SQLite's `?` placeholders
+(the PostgreSQL store numbers them, `hub.store.postgres.database.numbered`), beside the rows
+they bind: an upsert rewrites the row in place, where INSERT OR REPLACE would delete and
+re-insert it, touching every index twice.
 
 A task row is the wire JSON of the whole task beside the columns that queries filter and sort
 on, so a query reads bodies only for the tasks it returns. The two conditions below name the
@@ -9,15 +15,28 @@ condition literally).
 
 from __future__ import annotations
 
-from hub.protocol import Task
-from hub.store.base import TaskQuery, TaskRecord
+from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 from hub.store.cursor import status_key
+from hub.store.records import ChildRecord, PushConfigRecord, TaskQuery, TaskRecord
 
 __all__ = [
+    "CHILD_COLUMNS",
+    "CLAIM_PARTNER_TASK",
     "LIVE_CHILD",
+    "PARTNER_TASK_OWNER",
+    "PUSH_COLUMNS",
+    "PUT_CHILD",
+    "PUT_PUSH",
+    "PUT_TASK",
     "UNSETTLED_TASK",
+    "ChildRow",
+    "PushRow",
     "TaskRow",
+    "child_record",
+    "child_row",
     "counted_by_owner_and_state",
+    "push_record",
+    "push_row",
     "task_record",
     "task_row",
 ]
@@ -33,6 +52,31 @@ LIVE_CHILD = (
     "'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')"
 )
 """A delegation ledger line whose partner task has not ended."""
+
+PUT_TASK = (
+    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+    "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
+    "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
+)
+PUT_PUSH = (
+    "INSERT INTO push_configs (task_id, config_id, owner, protocol, body) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (task_id, config_id) DO UPDATE SET "
+    "owner = excluded.owner, protocol = excluded.protocol, body = excluded.body"
+)
+PUSH_COLUMNS = "SELECT body, owner, protocol FROM push_configs"
+# A line keeps its place in the ledger (rowid, seq) when it is updated.
+PUT_CHILD = (
+    "INSERT INTO children (parent_id, agent, child_id, state, note) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (parent_id, agent, child_id) DO UPDATE SET "
+    "state = excluded.state, note = excluded.note"
+)
+CHILD_COLUMNS = "SELECT parent_id, agent, child_id, state, note FROM children"
+CLAIM_PARTNER_TASK = (
+    "INSERT INTO partner_tasks (agent, task_id, owner, created_us) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (agent, task_id) DO NOTHING"
+)
+PARTNER_TASK_OWNER = "SELECT owner FROM partner_tasks WHERE agent = ? AND task_id = ?"
 
 TaskRow = tuple[str, str, str, int, str, str, bytes]
 """task_id, context_id, state, status time (epoch µs), owner, skill, body."""
@@ -56,6 +100,43 @@ def task_row(record: TaskRecord) -> TaskRow:
 def task_record(body: bytes, skill: str, owner: str) -> TaskRecord:
     """The record a row's body, skill and owner columns hold."""
     return TaskRecord(task=Task.model_validate_json(body), skill=skill, owner=owner)
+
+
+PushRow = tuple[str, str, str, str, bytes]
+"""task_id, config_id, owner, protocol, body (the config's wire JSON, secrets included)."""
+
+
+def push_row(record: PushConfigRecord) -> PushRow:
+    """The columns of `record`'s row, in the order the stores' upserts bind them."""
+    return (
+        record.task_id,
+        record.config_id,
+        record.owner,
+        record.protocol,
+        record.config.to_json(),
+    )
+
+
+def push_record(body: bytes, owner: str, protocol: str) -> PushConfigRecord:
+    """The record a row's body, owner and protocol columns hold."""
+    config = TaskPushNotificationConfig.model_validate_json(body)
+    return PushConfigRecord(config=config, owner=owner, protocol=protocol)
+
+
+ChildRow = tuple[str, str, str, str, str]
+"""parent_id, agent, child_id, state, note."""
+
+
+def child_row(record: ChildRecord) -> ChildRow:
+    """The columns of a ledger line's row, in the order the stores' upserts bind them."""
+    return (record.parent_id, record.agent, record.child_id, record.state.value, record.note)
+
+
+def child_record(parent_id: str, agent: str, child_id: str, state: str, note: str) -> ChildRecord:
+    """The ledger line a row's columns hold."""
+    return ChildRecord(
+        parent_id=parent_id, agent=agent, child_id=child_id, state=TaskState(state), note=note
+    )
 
 
 def counted_by_owner_and_state(query: TaskQuery) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from hub.errors import ConfigError
-from hub.store.base import TaskStore
 from hub.store.memory import MemoryTaskStore
-from hub.store.postgres.store import PostgresTaskStore, redact_dsn
+from hub.store.postgres import PostgresTaskStore
+from hub.store.postgres.database import redact_dsn
+from hub.store.roles import TaskStore
 from hub.store.sqlite.lock import StoreLock
 from hub.store.sqlite.store import SqliteTaskStore
 

@@ -7,11 +7,11 @@ import heapq
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from operator import attrgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hub.errors import StoreError
-from hub.protocol import TERMINAL_STATES, Task, TaskPushNotificationConfig, TaskState
-from hub.store.base import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.protocol import TERMINAL_STATES, Task, TaskState
+from hub.store.columns import push_record
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -19,6 +19,10 @@ from hub.store.cursor import (
     epoch_micros,
     status_key,
 )
+from hub.store.records import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+
+if TYPE_CHECKING:
+    from hub.store.roles import TaskStore
 
 __all__ = ["MemoryTaskStore"]
 
@@ -162,12 +166,12 @@ class MemoryTaskStore:
         """The push config `config_id` of `task_id`, or None."""
         self._check_open()
         row = self._push.get(task_id, {}).get(config_id)
-        return None if row is None else _push_record(row)
+        return None if row is None else push_record(*row)
 
     async def list_push_configs(self, task_id: str) -> builtins.list[PushConfigRecord]:
         """Every push config of `task_id`, oldest first."""
         self._check_open()
-        return [_push_record(row) for row in self._push.get(task_id, {}).values()]
+        return [push_record(*row) for row in self._push.get(task_id, {}).values()]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         """Delete one push config; True if it existed."""
@@ -186,7 +190,7 @@ class MemoryTaskStore:
         self._check_open()
         wanted = frozenset(states)
         return [
-            _push_record(row)
+            push_record(*row)
             for task_id, configs in self._push.items()
             if task_id in self._rows and self._rows[task_id].state in wanted
             for row in configs.values()
@@ -245,6 +249,6 @@ def _record(row: _Row) -> TaskRecord:
     return TaskRecord(task=Task.model_validate_json(row.body), skill=row.skill, owner=row.owner)
 
 
-def _push_record(row: _PushRow) -> PushConfigRecord:
-    config = TaskPushNotificationConfig.model_validate_json(row.body)
-    return PushConfigRecord(config=config, owner=row.owner, protocol=row.protocol)
+if TYPE_CHECKING:
+    # mypy holds the store to every role it plays.
+    _roles: TaskStore = MemoryTaskStore()

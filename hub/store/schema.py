@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hub.errors import ConfigError, StoreError
 from hub.store.postgres import schema as postgres_schema
-from hub.store.postgres.store import import_driver, redact_dsn
+from hub.store.postgres.database import import_driver, redact_dsn
 from hub.store.sqlite import schema as sqlite_schema
 
 if TYPE_CHECKING:

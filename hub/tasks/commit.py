@@ -23,7 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from hub.errors import StoreOutageError
-from hub.store import SharedTaskStore, TaskChange, TaskRecord, TaskStore
+from hub.store import SharedTaskRecords, TaskChange, TaskRecord, TaskRecords
 from hub.tasks.stream import Update
 from hub.telemetry import current_telemetry
 
@@ -111,14 +111,14 @@ class GroupCommit(Generic[T]):
 
     def __init__(
         self,
-        store: TaskStore,
+        store: TaskRecords,
         *,
         on_durable: Callable[[T], None],
         on_failure: Callable[[T, Exception], None],
         on_lost: Callable[[T], None] | None = None,
     ) -> None:
         self._store = store
-        self._shared = store if isinstance(store, SharedTaskStore) else None
+        self._shared = store if isinstance(store, SharedTaskRecords) else None
         self._on_lost = on_lost
         self._on_durable = on_durable
         self._on_failure = on_failure

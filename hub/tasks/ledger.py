@@ -38,7 +38,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from hub.errors import HubError, StoreOutageError
 from hub.protocol import TERMINAL_STATES, TaskState
-from hub.store import ChildRecord, TaskStore
+from hub.store import ChildRecord, LedgerStore
 from hub.tasks.child_notes import (
     AFTER_RESTART,
     AFTER_TAKEOVER,
@@ -166,7 +166,7 @@ class DelegationLedger:
             recorded).
     """
 
-    def __init__(self, store: TaskStore, control: ChildControl | None = None) -> None:
+    def __init__(self, store: LedgerStore, control: ChildControl | None = None) -> None:
         self._store = store
         self.control = control
         self._live: dict[str, dict[tuple[str, str], TaskState]] = {}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from hub.protocol import ListTasksRequest, ListTasksResponse, TaskState
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
-from hub.store import TaskQuery, TaskStore
+from hub.store import TaskQuery, TaskRecords
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.observer import TaskObserver, notify_observers
 
@@ -20,7 +20,7 @@ INTERRUPTED_BY_RESTART = "interrupted by restart"
 
 
 async def list_tasks(
-    store: TaskStore, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
+    store: TaskRecords, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
 ) -> ListTasksResponse:
     """A ListTasks page: the request's filters, `owner`'s tasks only unless it is "", and
     those of local skill `skill` only when given."""
@@ -52,7 +52,7 @@ async def list_tasks(
     )
 
 
-async def recover_interrupted(store: TaskStore, observers: Sequence[TaskObserver]) -> None:
+async def recover_interrupted(store: TaskRecords, observers: Sequence[TaskObserver]) -> None:
     """Tasks that were running when the hub stopped cannot resume: mark them failed."""
     stale = await store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
     for record in stale:

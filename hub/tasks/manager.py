@@ -29,7 +29,7 @@ from hub.protocol import (
     state_name,
     utc_now,
 )
-from hub.store import SharedTaskStore, TaskRecord, TaskStore
+from hub.store import LedgerStore, SharedTaskRecords, TaskRecord
 from hub.tasks.commit import GroupCommit
 from hub.tasks.delivery import Delivery
 from hub.tasks.execution import Execution
@@ -80,7 +80,7 @@ class TaskManager:
     def __init__(
         self,
         *,
-        store: TaskStore,
+        store: LedgerStore,
         executors: Mapping[str, TaskExecutor],
         default_skill: str,
         limits: LimitSettings,
@@ -98,7 +98,7 @@ class TaskManager:
         self._group: TaskGroup | None = None
         self._replication = (
             Replication(store, live=self._live, take_over=self._take_over)
-            if isinstance(store, SharedTaskStore)
+            if isinstance(store, SharedTaskRecords)
             else None
         )
         self._commits: GroupCommit[LiveTask] = GroupCommit(

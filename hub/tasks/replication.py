@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 
 from hub.errors import HubError, StoreOutageError
 from hub.protocol import StreamResponse, TaskState
-from hub.store import SharedTaskStore, TaskNotice, TaskRecord
+from hub.store import SharedTaskRecords, TaskNotice, TaskRecord
 from hub.tasks.live import LiveTask
 from hub.tasks.live_set import LiveSet
 from hub.tasks.stream import TaskStream, Update
@@ -55,7 +55,7 @@ class Replication:
 
     def __init__(
         self,
-        store: SharedTaskStore,
+        store: SharedTaskRecords,
         *,
         live: LiveSet,
         take_over: Callable[[TaskRecord], Coroutine[Any, Any, None]],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 
 from hub.errors import StoreError
-from hub.store import TaskStore
+from hub.store import Storage
 from hub.telemetry.status import ReadyStatus
 
 __all__ = ["check_readiness"]
@@ -14,7 +14,7 @@ __all__ = ["check_readiness"]
 _STORE_TIMEOUT = 2.0
 
 
-async def check_readiness(store: TaskStore, *, started: bool, partners: int) -> ReadyStatus:
+async def check_readiness(store: Storage, *, started: bool, partners: int) -> ReadyStatus:
     """Ping the store (within two seconds) and report each part.
 
     Args:

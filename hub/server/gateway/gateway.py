@@ -22,7 +22,7 @@ from hub.server.gateway.errors import partner_errors
 from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.service import PartnerService
 from hub.server.gateway.stream import PartnerStreams
-from hub.store import TaskStore
+from hub.store import GatewayOwnerStore
 
 __all__ = ["Gateway"]
 
@@ -41,7 +41,12 @@ class Gateway:
     """
 
     def __init__(
-        self, *, partners: Partners, settings: Settings, hub_card: AgentCard, store: TaskStore
+        self,
+        *,
+        partners: Partners,
+        settings: Settings,
+        hub_card: AgentCard,
+        store: GatewayOwnerStore,
     ) -> None:
         self.partners = partners
         self._owners = TaskOwners(store)

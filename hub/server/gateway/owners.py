@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from hub.errors import TaskNotFoundError
 from hub.protocol import StreamResponse, Task, utc_now
 from hub.server.gateway.stream import PartnerEvents
-from hub.store import TaskStore
+from hub.store import GatewayOwnerStore
 
 __all__ = ["TaskOwners"]
 
@@ -26,7 +26,7 @@ __all__ = ["TaskOwners"]
 class TaskOwners:
     """The gateway's record of who started which partner task (see the module docstring)."""
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: GatewayOwnerStore) -> None:
         self._store = store
 
     async def claim(self, agent: str, task: Task | None, caller: str) -> None:

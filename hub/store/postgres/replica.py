@@ -11,39 +11,28 @@ A trigger on the version column notifies every listening replica at commit (the 
 
 from __future__ import annotations
 
-import contextlib
-import logging
-from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from contextlib import AbstractAsyncContextManager
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import anyio
-
-from hub.store.base import TaskChange, TaskNotice, TaskRecord
 from hub.store.columns import task_record, task_row
 from hub.store.outage import Outage
-from hub.store.postgres.schema import (
-    NOTICE_CHANNEL,
-    PARTNERS_CHANNEL,
-    PUSH_CHANNEL,
-    RUNNING_TASK,
-)
+from hub.store.postgres.database import PostgresDatabase
+from hub.store.postgres.listener import listen
+from hub.store.postgres.schema import NOTICE_CHANNEL, RUNNING_TASK
+from hub.store.records import TaskChange, TaskNotice, TaskRecord
 
 if TYPE_CHECKING:
     import asyncpg
 
 __all__ = [
-    "ReplicaMethods",
+    "PostgresReplication",
     "commit_arguments",
     "commit_changes",
     "expired_leases",
     "listen_for_notices",
     "renew_leases",
+    "with_version",
 ]
-
-log = logging.getLogger("hub.store")
 
 _NOW_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 
@@ -142,23 +131,6 @@ async def expired_leases(db: asyncpg.Connection, *, lease: float) -> list[TaskRe
     return [with_version(task_record(row[0], row[1], row[2]), row[3]) for row in rows]
 
 
-def unreachable(asyncpg: ModuleType) -> tuple[type[Exception], ...]:
-    """The driver's errors that mean the server cannot be reached now (a restart, a cut
-    connection, no connection slot, a connection a cut left mid-operation): the store is
-    out, not the query wrong."""
-    errors = asyncpg.exceptions
-    return (
-        OSError,
-        asyncpg.InterfaceError,
-        errors.InternalClientError,
-        errors.PostgresConnectionError,
-        errors.CannotConnectNowError,
-        errors.AdminShutdownError,
-        errors.CrashShutdownError,
-        errors.TooManyConnectionsError,
-    )
-
-
 def with_version(record: TaskRecord, version: int) -> TaskRecord:
     return TaskRecord(task=record.task, skill=record.skill, owner=record.owner, version=version)
 
@@ -169,85 +141,6 @@ def parse_notice(payload: str) -> TaskNotice | None:
     if not task_id or not version.isdigit():
         return None
     return TaskNotice(task_id=task_id, version=int(version), replica=replica)
-
-
-class _Inbox:
-    """What the driver's callbacks (run outside any task) hand to the listening task:
-    payloads, and whether the connection was lost."""
-
-    def __init__(self) -> None:
-        self.payloads: deque[str] = deque()
-        self.lost = False
-        self._arrived = anyio.Event()
-
-    def put(self, _db: object, _pid: int, _channel: str, payload: str) -> None:
-        self.payloads.append(payload)
-        self._arrived.set()
-
-    def cut(self, _db: object) -> None:
-        self.lost = True
-        self._arrived.set()
-
-    async def wait(self, seconds: float) -> bool:
-        """Wait for a payload or the loss, at most `seconds`; False if none came."""
-        with anyio.move_on_after(seconds):
-            await self._arrived.wait()
-        arrived = self._arrived.is_set()
-        self._arrived = anyio.Event()
-        return arrived
-
-
-async def listen(
-    dsn: str,
-    channel: str,
-    heard: Callable[[str], None],
-    *,
-    connected: Callable[[], None],
-    where: str,
-    outage: Outage,
-    probe_every: float = 5.0,
-) -> None:
-    """LISTEN on `channel` on a connection of its own until cancelled, calling `heard` with
-    each payload (in this task), and `connected` each time the connection is (re)made; it
-    reconnects when the connection is lost (a server restart, or a network cut a periodic
-    probe finds). A server that cannot be reached is reported to `outage`, which logs it
-    once for the whole store."""
-    import asyncpg
-
-    pause = 0.1
-    while True:
-        try:
-            db = await asyncpg.connect(dsn, timeout=10)
-        except unreachable(asyncpg) as exc:
-            outage.failed(exc)
-            await anyio.sleep(pause)
-            pause = min(pause * 2, 5.0)
-            continue
-        except asyncpg.PostgresError as exc:
-            log.warning("cannot listen for changes on %s (%s); retrying", where, exc)
-            await anyio.sleep(pause)
-            pause = min(pause * 2, 5.0)
-            continue
-        inbox = _Inbox()
-        try:
-            db.add_termination_listener(inbox.cut)
-            await db.add_listener(channel, inbox.put)
-            pause = 0.1
-            outage.answered()
-            connected()
-            while not inbox.lost:
-                if not await inbox.wait(probe_every):  # quiet: is the connection still up?
-                    with anyio.fail_after(probe_every):
-                        await db.execute("SELECT 1")
-                while inbox.payloads:
-                    heard(inbox.payloads.popleft())
-        except unreachable(asyncpg) as exc:
-            outage.failed(exc)  # logged once for the store, whoever noticed it first
-        except asyncpg.PostgresError as exc:
-            log.warning("lost the change listener on %s (%s); reconnecting", where, exc)
-        finally:
-            with contextlib.suppress(Exception), anyio.CancelScope(shield=True):
-                await db.close(timeout=1)
 
 
 async def listen_for_notices(
@@ -271,23 +164,12 @@ async def listen_for_notices(
     )
 
 
-class ReplicaMethods:
-    """The `SharedTaskStore` part of `PostgresTaskStore`: what replicas need beyond the
-    `TaskStore` protocol, on the store's pool and connection errors."""
+class PostgresReplication(PostgresDatabase):
+    """The replicas' part of the `SharedTaskRecords` role: versioned writes, the event log,
+    leases and notices (the store sets `replica` and `lease`)."""
 
-    dsn: str
-    where: str
     replica: str
     lease: float
-    outage: Outage
-
-    def _open_pool(self) -> asyncpg.Pool:
-        raise NotImplementedError
-
-    def _connection(
-        self, failure: str, *, transaction: bool = False
-    ) -> AbstractAsyncContextManager[Any]:
-        raise NotImplementedError
 
     async def commit(self, changes: Sequence[TaskChange]) -> set[str]:
         """Write the changes still at their expected version, with their events; the ids
@@ -329,50 +211,3 @@ class ReplicaMethods:
         """Every committed change, from a listening connection of its own, until cancelled."""
         self._open_pool()
         await listen_for_notices(self.dsn, receive, where=self.where, outage=self.outage)
-
-    async def put_runtime_partner(self, name: str, body: bytes) -> None:
-        """Insert or replace a partner added at run time."""
-        async with self._connection(f"cannot record partner '{name}' in {self.where}") as db:
-            await db.execute(
-                "INSERT INTO runtime_partners (name, body) VALUES ($1, $2) "
-                "ON CONFLICT (name) DO UPDATE SET body = excluded.body",
-                name,
-                body,
-            )
-
-    async def delete_runtime_partner(self, name: str) -> bool:
-        """Forget a partner added at run time; True if it was stored."""
-        async with self._connection(f"cannot forget partner '{name}' in {self.where}") as db:
-            status = await db.execute("DELETE FROM runtime_partners WHERE name = $1", name)
-        return bool(status != "DELETE 0")
-
-    async def list_runtime_partners(self) -> list[bytes]:
-        """The stored partners added at run time, oldest first."""
-        async with self._connection(f"cannot read the runtime partners of {self.where}") as db:
-            rows = await db.fetch("SELECT body FROM runtime_partners ORDER BY seq")
-        return [bytes(row[0]) for row in rows]
-
-    async def runtime_partner_notices(self, receive: Callable[[], None]) -> None:
-        """Call `receive` at every change of the runtime partners (and at each connection)."""
-        self._open_pool()
-        await listen(
-            self.dsn,
-            PARTNERS_CHANNEL,
-            lambda _payload: receive(),
-            connected=receive,
-            where=self.where,
-            outage=self.outage,
-        )
-
-    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
-        """Call `receive` with the task id of every push config change ("" at each
-        connection)."""
-        self._open_pool()
-        await listen(
-            self.dsn,
-            PUSH_CHANNEL,
-            receive,
-            connected=lambda: receive(""),
-            where=self.where,
-            outage=self.outage,
-        )

@@ -1,126 +1,67 @@
-"""The TaskStore protocol: what the task manager (and the push notifier) need from durable
-storage.
+"""The roles a task store plays, one protocol each, and the two compositions every backend
+implements.
 
-Implementations: `SqliteTaskStore` (the embedded default), `PostgresTaskStore` and
-`MemoryTaskStore` (tests, and hubs that need no durability). A store several hub processes
-share (replicas) implements `SharedTaskStore` as well: versioned writes with an event log,
-leases, and notices of changes; the task manager detects it and uses it through
-`hub.tasks.replication`.
+Each user is typed against the role it needs, so what it may do with the store is read off
+its signature:
+
+    Storage             open, close, ping                 the readiness check
+    TaskRecords         tasks                             GroupCommit, ListTasks, recovery
+    LedgerStore         TaskRecords + the ledger's lines  the task manager, its ledger
+    PushConfigStore     push notification configs         the push notifier
+    GatewayOwnerStore   owners of gateway tasks           the gateway (TaskOwners)
+
+    TaskStore           all of the above                  SqliteTaskStore, MemoryTaskStore;
+                                                          the composition root, the console
+
+A store several hub processes share (replicas) plays three roles more:
+
+    SharedTaskRecords      versioned writes, event log, leases, notices   Replication
+    SharedPushConfigStore  notices of push config changes                 the push notifier
+    RuntimePartnerStore    partners added at run time                     PartnerSync
+
+    SharedTaskStore     all of them                       PostgresTaskStore
+
+A role that needs a task's record beside its own data extends `TaskRecords`: the ledger
+notes a reconciled child's outcome on its parent, and a replica reads whether the task of a
+config changed elsewhere is still live. The task manager, the push notifier and the partner
+sync tell a shared store apart by `isinstance` against the shared role they use, which is why
+those roles are `runtime_checkable`.
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-from hub.protocol import Task, TaskPushNotificationConfig, TaskState
+from hub.protocol import TaskState
+from hub.store.records import (
+    ChildRecord,
+    PushConfigRecord,
+    TaskChange,
+    TaskNotice,
+    TaskPage,
+    TaskQuery,
+    TaskRecord,
+)
 
 __all__ = [
-    "ChildRecord",
-    "PushConfigRecord",
+    "GatewayOwnerStore",
+    "LedgerStore",
+    "PushConfigStore",
+    "RuntimePartnerStore",
+    "SharedPushConfigStore",
+    "SharedTaskRecords",
     "SharedTaskStore",
-    "TaskChange",
-    "TaskNotice",
-    "TaskPage",
-    "TaskQuery",
-    "TaskRecord",
+    "Storage",
+    "TaskRecords",
     "TaskStore",
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskRecord:
-    """A task as stored: the wire object plus what the hub needs to serve it again.
-
-    Attributes:
-        task: the whole task, full history and artifacts included.
-        skill: id of the local skill that runs the task (used to resume it after a restart).
-        owner: name of the credential that created the task ("" when auth is off).
-        version: how many changes the task has had since it was created (a shared store
-            keeps it; the others leave it 0).
-    """
-
-    task: Task
-    skill: str
-    owner: str = ""
-    version: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PushConfigRecord:
-    """A push notification config as stored, kept until it is deleted or its task expires.
-
-    Attributes:
-        config: the config, with its `task_id` and `id` always set (secrets included: the
-            hub needs them to deliver).
-        owner: name of the credential that created it ("" when auth is off).
-        protocol: the protocol version it was created through ("1.0" or "0.3"); it decides
-            the shape of the notifications' bodies.
-    """
-
-    config: TaskPushNotificationConfig
-    owner: str = ""
-    protocol: str = "1.0"
-
-    @property
-    def task_id(self) -> str:
-        return self.config.task_id or ""
-
-    @property
-    def config_id(self) -> str:
-        return self.config.id or ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChildRecord:
-    """A task the hub started on a partner for one of its own tasks: one line of the
-    delegation ledger.
-
-    Attributes:
-        parent_id: the hub task the child works for.
-        agent: the partner's name in agents.yaml.
-        child_id: the partner's task id.
-        state: the child's last known state.
-        note: what the hub did about the child beyond following it ("" when nothing), e.g.
-            that it was canceled after a hub restart.
-    """
-
-    parent_id: str
-    agent: str
-    child_id: str
-    state: TaskState
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskQuery:
-    """A ListTasks query. Results are ordered by status timestamp, newest first."""
-
-    owner: str | None = None
-    context_id: str | None = None
-    state: TaskState | None = None
-    updated_after: datetime | None = None
-    skill: str | None = None
-    """Only tasks run by this local skill (not a ListTasks filter: the console's)."""
-    page_size: int = 50
-    cursor: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskPage:
-    records: list[TaskRecord]
-    next_cursor: str
-    """Opaque cursor for the next page; "" on the last page."""
-    total_size: int
-    """How many tasks match the query's filters, across all pages."""
-
-
-@runtime_checkable
-class TaskStore(Protocol):
-    """Durable task records. Every write is durable when the awaited call returns."""
+class Storage(Protocol):
+    """The storage's life: opened once before use, closed at the end, pinged for readiness."""
 
     async def open(self) -> None:
         """Create or migrate the storage; called once before any other method."""
@@ -134,6 +75,10 @@ class TaskStore(Protocol):
         Raises:
             StoreError: the storage is closed or does not answer.
         """
+
+
+class TaskRecords(Protocol):
+    """Durable task records. Every write is durable when the awaited call returns."""
 
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
@@ -165,6 +110,10 @@ class TaskStore(Protocol):
             How many records were deleted.
         """
 
+
+class PushConfigStore(Protocol):
+    """Push notification configs, each kept until it is deleted or its task expires."""
+
     async def put_push_config(self, record: PushConfigRecord) -> None:
         """Insert or replace the push config `record.config.id` of task `record.task_id`."""
 
@@ -182,6 +131,12 @@ class TaskStore(Protocol):
     ) -> builtins.list[PushConfigRecord]:
         """Every push config whose task is stored in one of `states` (loaded at start-up)."""
 
+
+class LedgerStore(TaskRecords, Protocol):
+    """The delegation ledger: a line per task the hub started on a partner, kept beside the
+    record of the hub task it works for (the parent), which reconciliation after a restart
+    notes the child's outcome on."""
+
     async def put_children(self, records: Sequence[ChildRecord]) -> None:
         """Insert or replace ledger lines (keyed by parent, agent and child id) in one
         transaction."""
@@ -193,6 +148,10 @@ class TaskStore(Protocol):
         """Every ledger line whose child is not in a terminal state (restart
         reconciliation)."""
 
+
+class GatewayOwnerStore(Protocol):
+    """Which credential started each partner task reached through the gateway."""
+
     async def claim_partner_task(
         self, agent: str, task_id: str, owner: str, *, at: datetime
     ) -> str:
@@ -203,36 +162,15 @@ class TaskStore(Protocol):
         """Who started partner `agent`'s task `task_id` through the gateway, or None."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskChange:
-    """A task written by one replica: its new record, the version it read, and the events
-    that took it from there (`record.version == expected + len(events)`).
-
-    Attributes:
-        record: the task as it is now, with its new version.
-        expected: the version the writer last saw; the write is refused if the stored task
-            has moved on (another replica wrote it).
-        events: the wire JSON of each `StreamResponse` the change published, in order.
-    """
-
-    record: TaskRecord
-    expected: int
-    events: Sequence[bytes]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TaskNotice:
-    """A committed change, as every replica hears of it: which task, its version now, and
-    which replica wrote it ("" when a replica-less writer did)."""
-
-    task_id: str
-    version: int
-    replica: str
+@runtime_checkable
+class TaskStore(Storage, PushConfigStore, GatewayOwnerStore, LedgerStore, TaskRecords, Protocol):
+    """Every role of a hub's store: what each backend implements, and what the composition
+    root opens, closes and hands to each user."""
 
 
 @runtime_checkable
-class SharedTaskStore(TaskStore, Protocol):
-    """A store that several hub processes (replicas) share: versioned task writes, an
+class SharedTaskRecords(TaskRecords, Protocol):
+    """Task records several hub processes (replicas) share: versioned task writes, an
     ordered event log per task, notices of every change, and leases on running tasks.
 
     Its `get` returns records with their version.
@@ -264,6 +202,26 @@ class SharedTaskStore(TaskStore, Protocol):
     async def expired_leases(self) -> builtins.list[TaskRecord]:
         """Running tasks (submitted or working) whose holder's lease has expired."""
 
+    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
+        """Call `receive` with every change any replica commits, until cancelled; after a
+        lost connection it reconnects, and calls `receive` with a notice whose `task_id` is
+        "" (every task may have changed meanwhile)."""
+
+
+@runtime_checkable
+class SharedPushConfigStore(PushConfigStore, TaskRecords, Protocol):
+    """Push configs several replicas share: each hears of the others' changes, and reads
+    the config's task to know whether it still needs routing."""
+
+    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
+        """Call `receive` with the task id of every push config change, and with "" whenever
+        the listening connection is (re)made, until cancelled."""
+
+
+@runtime_checkable
+class RuntimePartnerStore(Protocol):
+    """Partners added at run time, shared by the replicas of one hub."""
+
     async def put_runtime_partner(self, name: str, body: bytes) -> None:
         """Insert or replace the partner added at run time called `name` (`body`: what the
         partners layer makes of it, opaque here)."""
@@ -279,11 +237,10 @@ class SharedTaskStore(TaskStore, Protocol):
         """Call `receive` whenever the partners added at run time change, and whenever the
         listening connection is (re)made, until cancelled."""
 
-    async def push_config_notices(self, receive: Callable[[str], None]) -> None:
-        """Call `receive` with the task id of every push config change, and with "" whenever
-        the listening connection is (re)made, until cancelled."""
 
-    async def notices(self, receive: Callable[[TaskNotice], None]) -> None:
-        """Call `receive` with every change any replica commits, until cancelled; after a
-        lost connection it reconnects, and calls `receive` with a notice whose `task_id` is
-        "" (every task may have changed meanwhile)."""
+@runtime_checkable
+class SharedTaskStore(
+    TaskStore, SharedTaskRecords, SharedPushConfigStore, RuntimePartnerStore, Protocol
+):
+    """Every role of a store that several hub processes (replicas) share; the task manager,
+    the push notifier and the partner sync detect their shared role and use it."""
