@@ -36,7 +36,7 @@ import anyio
 
 from hub.config import SwarmSettings
 from hub.errors import ClientError, HubError, ProtocolError
-from hub.partners import Partners
+from hub.partners import Partners, PartnerView, StatsBook
 from hub.protocol import TaskState
 from hub.swarm.limits import check_limits
 from hub.swarm.strategy import STRATEGIES, Strategy
@@ -113,7 +113,7 @@ def normalise(answer: str) -> str:
 
 
 async def run_swarm(
-    partners: Partners,
+    partners: Partners | PartnerView,
     message: str,
     *,
     strategy: str,
@@ -127,6 +127,7 @@ async def run_swarm(
     skill: str | None = None,
     on_branch: Callable[[Branch], Awaitable[None]] | None = None,
     limits: SwarmSettings | None = None,
+    stats: StatsBook | None = None,
 ) -> SwarmResult:
     """Run `message` across `agents` with `strategy` (see the module docstring).
 
@@ -144,6 +145,8 @@ async def run_swarm(
         skill: the partners' skill to ask for.
         on_branch: awaited with each branch as it ends (for progress reports).
         limits: the caps the swarm is held to (None: the defaults of `SwarmSettings`).
+        stats: where each branch's outcome and time are recorded (the hub's call
+            statistics, which the router weighs; None: nowhere).
 
     Raises:
         ValueError: an unknown strategy, no agents, `map` without items, `best_of` without
@@ -166,7 +169,7 @@ async def run_swarm(
         concurrency=concurrency,
         deadline=deadline,
     )
-    runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch)
+    runner = _Runner(partners, skill, branch_deadline, max(1, concurrency), on_branch, stats)
     attributes: dict[str, str | int] = {
         "a2a_hub.swarm.strategy": strategy,
         "a2a_hub.swarm.agents": len(agents),
@@ -205,14 +208,16 @@ class _Runner:
 
     def __init__(
         self,
-        partners: Partners,
+        partners: Partners | PartnerView,
         skill: str | None,
         branch_deadline: float | None,
         cap: int,
         on_branch: Callable[[Branch], Awaitable[None]] | None,
+        stats: StatsBook | None,
     ) -> None:
         self.on_branch = on_branch
         self.partners = partners
+        self.stats = stats
         self.skill = skill
         self.branch_deadline = branch_deadline
         self.limiter = anyio.CapacityLimiter(cap)
@@ -255,7 +260,8 @@ class _Runner:
             else:
                 _settle(branch, result)
             branch.seconds = time.monotonic() - started
-            self.partners.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
+            if self.stats is not None:
+                self.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
         if self.on_branch is not None:
             await self.on_branch(branch)
 

@@ -8,18 +8,25 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
+from hub.config import AuthSettings, CredentialSettings, LimitSettings, Settings, StoreSettings
 from hub.errors import UnknownAgentError
-from hub.partners import Partners
-from hub.protocol.trace import CallScope, use_scope
+from hub.mcp import Catalog
+from hub.partners import Conversations, Partners, PartnerView
+from hub.protocol import AgentSkill, SendMessageRequest, Task, TaskState, user_message
+from hub.protocol.trace import EVERY, Allowed, CallScope, use_scope
 from hub.registry import load_registry
 from hub.server import create_app
+from hub.server.auth import Authenticator
 from hub.skills.delegate import delegate
+from hub.skills.toolbox import Toolbox
+from hub.skills.tools import with_tools
 from hub.store import MemoryTaskStore
+from hub.tasks import TaskManager
 from hub.testing import serve_on_loopback
 from tests.client.partners import sdk_jsonrpc
 from tests.tools.agents import registry_file
@@ -27,7 +34,7 @@ from tests.tools.agents import registry_file
 pytestmark = pytest.mark.anyio
 
 SCOPED = CallScope(
-    trace_id="1" * 32, parent_id="2" * 16, agents=frozenset({"research", "translate"})
+    trace_id="1" * 32, parent_id="2" * 16, agents=Allowed.of({"research", "translate"})
 )
 OPS_KEY = "ops-key-0123456789abcdef"
 BOT_KEY = "bot-key-0123456789abcdef"
@@ -44,16 +51,16 @@ def test_a_partner_outside_the_scope_is_unknown_word_for_word(tmp_path: Path) ->
         tmp_path / "agents.yaml",
         {"research": "http://r", "billing": "http://b", "translate": "http://t"},
     )
-    partners = Partners(registry)
-    assert list(partners) == ["research", "billing", "translate"]
-    with use_scope(SCOPED):
-        assert list(partners) == ["research", "translate"]
-        assert len(partners) == 2
-        assert "billing" not in partners
-        hidden = failure(lambda: partners.entry("billing"))
-        missing = failure(lambda: partners.entry("payroll"))
-        typo = failure(lambda: partners["biling"])
-        assert partners.entry("research").name == "research"
+    directory = Partners(registry)
+    assert list(directory) == ["research", "billing", "translate"]
+    partners = PartnerView.of(directory, SCOPED)
+    assert list(partners) == ["research", "translate"]
+    assert len(partners) == 2
+    assert "billing" not in partners
+    hidden = failure(lambda: partners.entry("billing"))
+    missing = failure(lambda: partners.entry("payroll"))
+    typo = failure(lambda: partners["biling"])
+    assert partners.entry("research").name == "research"
     assert hidden == "agent 'billing' is not in agents.yaml (known: research, translate)"
     assert missing.replace("payroll", "billing") == hidden
     assert "billing" not in typo.replace("biling", "")  # no "did you mean 'billing'?"
@@ -69,10 +76,10 @@ def test_a_disabled_partner_outside_the_scope_is_not_even_disabled(tmp_path: Pat
     )
     partners = Partners(load_registry(path))
     assert "disabled" in failure(lambda: partners.entry("billing"))
-    with use_scope(SCOPED):
-        assert failure(lambda: partners.entry("billing")) == (
-            "agent 'billing' is not in agents.yaml (known: research)"
-        )
+    scoped = PartnerView.of(partners, SCOPED)
+    assert failure(lambda: scoped.entry("billing")) == (
+        "agent 'billing' is not in agents.yaml (known: research)"
+    )
 
 
 @pytest.fixture
@@ -83,7 +90,12 @@ async def partners(tmp_path: Path) -> AsyncIterator[Partners]:
 
 
 @pytest.fixture
-async def hub(partners: Partners) -> AsyncIterator[httpx.AsyncClient]:
+def conversations() -> Conversations:
+    return Conversations()
+
+
+@pytest.fixture
+async def hub(partners: Partners, conversations: Conversations) -> AsyncIterator[httpx.AsyncClient]:
     """A hub delegating to the two partners; the bot may use `echoer` only."""
     credentials = (
         CredentialSettings(name="ops", api_key=OPS_KEY),
@@ -99,6 +111,7 @@ async def hub(partners: Partners) -> AsyncIterator[httpx.AsyncClient]:
         store=MemoryTaskStore(),
         skills={"delegate": delegate},
         partners=partners,
+        conversations=conversations,
     )
     async with LifespanManager(app):
         transport = httpx.ASGITransport(app=app)
@@ -138,9 +151,83 @@ async def test_a_task_reaches_only_the_partners_its_caller_may_use(
 
 
 async def test_callers_sharing_a_context_id_never_share_a_partner_conversation(
-    hub: httpx.AsyncClient, partners: Partners
+    hub: httpx.AsyncClient, conversations: Conversations
 ) -> None:
     for key in (OPS_KEY, BOT_KEY, OPS_KEY):
         task = await delegate_to(hub, key, "echoer", context_id="shared")
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"  # type: ignore[index]
-    assert len(partners.conversations) == 2  # one per caller; ops continued its own
+    assert len(conversations) == 2  # one per caller; ops continued its own
+
+
+# -- an unset scope allows nothing --------------------------------------------------------------
+
+
+def test_a_view_without_a_scope_or_whose_scope_never_named_partners_reaches_none(
+    tmp_path: Path,
+) -> None:
+    partners = Partners(registry_file(tmp_path / "agents.yaml", {"research": "http://r"}))
+    for view in (PartnerView.of(partners, None), PartnerView.of(partners, CallScope.new())):
+        assert list(view) == []
+        assert len(view) == 0
+        assert "research" not in view
+        assert failure(lambda: view.entry("research")) == (  # noqa: B023
+            "agent 'research' is not in agents.yaml (it lists no enabled agents)"
+        )
+    assert list(PartnerView.whole(partners)) == ["research"]
+
+
+def test_a_caller_without_a_partner_list_reaches_every_partner_and_auth_off_too() -> None:
+    open_hub = Authenticator(AuthSettings(), skills=[])
+    assert open_hub.identify({}).scope(CallScope.new()).agents == EVERY
+    guarded = Authenticator(
+        AuthSettings(
+            enabled=True,
+            credentials=(
+                CredentialSettings(name="ops", api_key=OPS_KEY),
+                CredentialSettings(name="bot", api_key=BOT_KEY, agents=("echoer",)),
+            ),
+        ),
+        skills=[],
+    )
+    ops = guarded.identify({"x-api-key": OPS_KEY}).scope(CallScope.new())
+    bot = guarded.identify({"x-api-key": BOT_KEY}).scope(CallScope.new())
+    assert ops.agents == EVERY
+    assert list(bot.agents.names) == ["echoer"]
+    assert "secret" not in bot.agents
+
+
+async def test_a_task_started_outside_any_call_scope_reaches_no_partner(
+    partners: Partners,
+) -> None:
+    """Work that forgot to carry its caller's scope is refused every partner, with the error
+    of an unknown one, instead of reaching them all."""
+    store = MemoryTaskStore()
+    await store.open()
+    served, _ = with_tools({"delegate": delegate}, partners, lambda: manager)
+    manager = TaskManager(
+        store=store, executors=served, default_skill="delegate", limits=LimitSettings()
+    )
+    request = SendMessageRequest(message=user_message("hi"), metadata={"agent": "echoer"})
+    async with partners, manager:
+        with anyio.fail_after(30):
+            task = await manager.send(request)
+    await store.close()
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.FAILED
+    assert task.status.message is not None
+    assert task.status.message.text() == (
+        "agent 'echoer' is not in agents.yaml (it lists no enabled agents)"
+    )
+
+
+def test_mcp_lists_no_partner_tool_outside_a_call_scope(tmp_path: Path) -> None:
+    registry = registry_file(tmp_path / "agents.yaml", {"research": "http://r"})
+    card = AgentSkill(id="delegate", name="delegate", description="d", tags=[])
+    toolbox = Toolbox(Partners(registry), {"delegate": card}, manager=lambda: None)  # type: ignore[arg-type,return-value]
+    catalog = Catalog(toolbox, ["delegate"])
+    assert [definition.name for definition in catalog.definitions()] == ["delegate"]
+    with use_scope(CallScope.new(agents=EVERY)):
+        assert [definition.name for definition in catalog.definitions()] == [
+            "a2a_research",
+            "delegate",
+        ]
