@@ -43,7 +43,7 @@ from litestar import Litestar
 
 from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
-from hub.partners import FederationPolicy, PartnerChildren, Partners
+from hub.partners import Conversations, FederationPolicy, PartnerChildren, Partners, StatsBook
 from hub.partners.sync import shared_partners
 from hub.registry import Registry, registry_for
 from hub.server import create_app
@@ -175,7 +175,12 @@ class Hub:
         self._sync = shared_partners(self._store, self.partners)
         self._local = local
         self.skills, self.tools = with_tools(
-            local, self.partners, lambda: self.manager, swarm=settings.swarm
+            local,
+            self.partners,
+            lambda: self.manager,
+            swarm=settings.swarm,
+            stats=StatsBook(),
+            conversations=Conversations(),
         )
         self.manager = TaskManager(
             store=self._store,

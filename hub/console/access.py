@@ -24,6 +24,7 @@ from litestar.datastructures import Cookie
 
 from hub.console.session import CSRF_FIELD, CSRF_HEADER, ConsoleSession
 from hub.console.state import ConsoleState
+from hub.partners import PartnerView
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.auth import Caller
 from hub.server.state import HubState
@@ -39,6 +40,7 @@ __all__ = [
     "console_of",
     "form_of",
     "hub_of",
+    "partners_of",
     "session_cookie",
     "visitor_of",
 ]
@@ -69,6 +71,11 @@ class Visitor:
 def hub_of(request: AnyRequest) -> HubState:
     hub: HubState = request.app.state.hub
     return hub
+
+
+def partners_of(request: AnyRequest, visitor: Visitor) -> PartnerView:
+    """The partners the visitor may reach, as the A2A endpoints let its credential."""
+    return PartnerView.narrowed(hub_of(request).gateway.partners, visitor.caller.reach)
 
 
 def console_of(request: AnyRequest) -> ConsoleState:

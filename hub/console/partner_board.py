@@ -1,6 +1,7 @@
 """The partners page's rows: each partner's card, breaker, recent calls and last card check.
 
-Everything is read from `Partners` (cards, breakers, the `StatsBook` the router weighs);
+Everything is read from the visitor's `PartnerView` (cards, breakers) and the hub's
+`StatsBook` (the call statistics the router weighs);
 the board only remembers when the console last checked each card and what that gave, so a
 page can show it without reading the card again.
 """
@@ -17,7 +18,7 @@ import anyio
 
 from hub.client import BreakerSnapshot
 from hub.errors import ClientError, UnknownAgentError
-from hub.partners import PartnerHealth, Partners
+from hub.partners import PartnerHealth, PartnerView, StatsBook
 from hub.protocol import AgentCard, utc_now
 from hub.protocol.urls import shown_url
 
@@ -70,7 +71,7 @@ class PartnerRow:
 
 
 class PartnerBoard:
-    """The last card check per partner, and the rows built from `Partners`."""
+    """The last card check per partner, and the rows built from a `PartnerView`."""
 
     def __init__(self) -> None:
         self._checks: dict[str, CardCheck] = {}
@@ -83,8 +84,8 @@ class PartnerBoard:
         self._checks[health.name] = check
         return check
 
-    async def refresh(self, partners: Partners, name: str) -> CardCheck:
-        """Read the partner's card again now (`Partners.check`) and remember the outcome."""
+    async def refresh(self, partners: PartnerView, name: str) -> CardCheck:
+        """Read the partner's card again now (`PartnerView.check`) and remember the outcome."""
         started = time.perf_counter()
         try:
             with anyio.move_on_after(_CHECK_TIMEOUT):
@@ -100,21 +101,21 @@ class PartnerBoard:
         self._checks[name] = check
         return check
 
-    async def rows(self, partners: Partners) -> list[PartnerRow]:
-        """Every partner the current caller may see, checking those never checked before."""
+    async def rows(self, partners: PartnerView, stats: StatsBook) -> list[PartnerRow]:
+        """Every partner in view, checking those never checked before."""
         names = list(partners)
         unchecked = [name for name in names if name not in self._checks]
         if unchecked:
             async with anyio.create_task_group() as group:
                 for name in unchecked:
                     group.start_soon(self.refresh, partners, name)
-        return [await self._row(partners, name) for name in names]
+        return [await self._row(partners, stats, name) for name in names]
 
-    def fingerprint(self, partners: Partners) -> tuple[object, ...]:
+    def fingerprint(self, partners: PartnerView, stats: StatsBook) -> tuple[object, ...]:
         """What changes when a row would: breakers, calls, checks (for live updates)."""
         marks: list[object] = []
         for name in partners:
-            stats = partners.stats.get(name)
+            calls = stats.get(name)
             snapshot = partners.breaker(name).snapshot()
             check = self._checks.get(name)
             marks.append(
@@ -122,13 +123,13 @@ class PartnerBoard:
                     name,
                     snapshot.state,
                     snapshot.consecutive_failures,
-                    stats.calls if stats else 0,
+                    calls.calls if calls else 0,
                     check.at if check else None,
                 )
             )
         return tuple(marks)
 
-    async def _row(self, partners: Partners, name: str) -> PartnerRow:
+    async def _row(self, partners: PartnerView, book: StatsBook, name: str) -> PartnerRow:
         entry = partners.entry(name)
         check = self._checks.get(name)
         card: AgentCard | None = None
@@ -138,7 +139,7 @@ class PartnerBoard:
                     card = await partners.card(name)
             except (ClientError, TimeoutError):
                 card = None
-        stats = partners.stats.get(name)
+        stats = book.get(name)
         p50 = stats.percentile(0.5) if stats else None
         p95 = stats.percentile(0.95) if stats else None
         return PartnerRow(

@@ -17,6 +17,7 @@ from hub.console.access import (
     console_of,
     form_of,
     hub_of,
+    partners_of,
     visitor_of,
 )
 from hub.console.live import change_stream
@@ -40,9 +41,10 @@ def visible_skills(request: AnyRequest, visitor: Visitor) -> Mapping[str, AgentS
 
 async def _render(request: AnyRequest, template: str, **context: Any) -> Template:
     visitor = visitor_of(request)
-    partners = hub_of(request).gateway.partners
+    partners = partners_of(request, visitor)
+    stats = hub_of(request).observability.stats
     with acting_as(request, visitor):
-        rows = await console_of(request).board.rows(partners)
+        rows = await console_of(request).board.rows(partners, stats)
     return page(request, visitor, template, rows=rows, **context)
 
 
@@ -59,12 +61,13 @@ async def partner_fragment(request: AnyRequest) -> Template:
 @get("/partners/events")
 async def partner_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
-    partners = hub_of(request).gateway.partners
+    partners = partners_of(request, visitor)
+    stats = hub_of(request).observability.stats
     board = console_of(request).board
 
     async def fingerprint() -> object:
         with acting_as(request, visitor):
-            return board.fingerprint(partners)
+            return board.fingerprint(partners, stats)
 
     return await change_stream(request, visitor, fingerprint, interval=_WATCH_INTERVAL)
 
@@ -74,7 +77,7 @@ async def refresh_card(request: AnyRequest) -> Template | Redirect:
     visitor = visitor_of(request)
     agent_name: str = request.path_params["agent_name"]
     await form_of(request, visitor)
-    partners = hub_of(request).gateway.partners
+    partners = partners_of(request, visitor)
     try:
         with acting_as(request, visitor):
             partners.entry(agent_name)  # an unknown (or out of scope) name is refused
@@ -96,9 +99,11 @@ async def route(request: AnyRequest) -> Template:
         skill=asked["skill"] or None,
         tags=tuple(tag.strip() for tag in asked["tag"].split(",") if tag.strip()),
     )
-    partners = hub_of(request).gateway.partners
     router = ScoringRouter(
-        partners, visible_skills(request, visitor), exclude_skills=ROUTING_SKILLS
+        partners_of(request, visitor),
+        visible_skills(request, visitor),
+        stats=hub_of(request).observability.stats,
+        exclude_skills=ROUTING_SKILLS,
     )
     with acting_as(request, visitor):
         ranked = await router.rank(wanted)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from litestar import get, post
 from litestar.response import Redirect, Response, Template
 
-from hub.console.access import AnyRequest, acting_as, form_of, hub_of, visitor_of
+from hub.console.access import AnyRequest, form_of, hub_of, partners_of, visitor_of
 from hub.console.partners import visible_skills
 from hub.console.render import page
 from hub.console.sending import send
@@ -39,8 +39,7 @@ def _metadata(skill: str, fields: dict[str, str]) -> JsonObject:
 @get("/try")
 async def try_form(request: AnyRequest) -> Template:
     visitor = visitor_of(request)
-    with acting_as(request, visitor):
-        agents = list(hub_of(request).gateway.partners)
+    agents = list(partners_of(request, visitor))
     return page(
         request,
         visitor,

@@ -98,8 +98,10 @@ class Catalog:
 
     def _tools(self) -> Iterator[tuple[ToolDefinition, RemoteAgentTool | SkillTool | None]]:
         delegating = self._may_run("delegate")
-        for name in self.toolbox:
-            tool = self.toolbox[name]
+        # The partners the caller may reach, none outside a call scope.
+        toolbox = self.toolbox.within(current_scope())
+        for name in toolbox:
+            tool = toolbox[name]
             if isinstance(tool, RemoteAgentTool):
                 if delegating:
                     yield tool.definition, tool

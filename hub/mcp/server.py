@@ -44,8 +44,8 @@ from hub.errors import ClientError, InvalidParamsError
 from hub.mcp.call import TaskOperations, run_call
 from hub.mcp.catalog import Catalog, UnknownToolError
 from hub.mcp.content import error_result
-from hub.partners import Partners
-from hub.protocol.trace import CallScope, use_scope
+from hub.partners import Partners, PartnerView
+from hub.protocol.trace import EVERY, CallScope, use_scope
 
 __all__ = ["CALL_SCOPE_KEY", "HubMcpServer", "attach_scope"]
 
@@ -96,6 +96,12 @@ def _request_scope(ctx: ServerRequestContext[Any, Any]) -> CallScope | None:
     return found
 
 
+def _local_scope() -> CallScope:
+    """The scope of a call on stdio: the operator who started `a2a-hub mcp`, with no
+    credential, reaching every partner (as the CLI does)."""
+    return CallScope.new(agents=EVERY)
+
+
 class HubMcpServer:
     """The hub's tools as an MCP server.
 
@@ -143,8 +149,9 @@ class HubMcpServer:
     ) -> mcp.ListToolsResult:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self._remember(ctx.session)
-        with use_scope(_request_scope(ctx) or CallScope.new()):
-            await self._read_cards()
+        scope = _request_scope(ctx) or _local_scope()
+        with use_scope(scope):
+            await self._read_cards(scope)
             definitions = self.catalog.definitions()
         return mcp.ListToolsResult(
             tools=[
@@ -156,7 +163,7 @@ class HubMcpServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp.CallToolRequestParams
     ) -> mcp.CallToolResult | mcp.InputRequiredResult:
-        scope = _request_scope(ctx) or CallScope.new()
+        scope = _request_scope(ctx) or _local_scope()
         with use_scope(scope):
             try:
                 call = self.catalog.resolve(params.name, params.arguments or {})
@@ -168,10 +175,11 @@ class HubMcpServer:
         assert isinstance(result, mcp.CallToolResult | mcp.InputRequiredResult)
         return result
 
-    async def _read_cards(self) -> None:
-        """Read the cards not read yet, so partners are listed as their cards describe them;
-        a partner that does not answer in time is listed with the generic description."""
-        partners = self._partners
+    async def _read_cards(self, scope: CallScope) -> None:
+        """Read the cards not read yet of the partners `scope` may reach, so they are listed
+        as their cards describe them; a partner that does not answer in time is listed with
+        the generic description."""
+        partners = PartnerView.of(self._partners, scope)
         unread = [name for name in partners if partners[name].card is None]
 
         async def read(name: str) -> None:

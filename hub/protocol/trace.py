@@ -10,7 +10,8 @@ The deadline header is relative (seconds, not a clock time), so clocks that disa
 hosts do not shorten or lengthen it.
 
 The scope also holds what the request's credential may use (local skills, partner agents),
-so a task keeps its caller's limits in everything it calls, and the A2A extensions the
+so a task keeps its caller's limits in everything it calls (a scope that never says which
+partners it may reach reaches none: `Allowed`), and the A2A extensions the
 request activated; these never leave the hub. Only the gateway, a transparent proxy, passes
 its caller's extensions on to the partner (`forward_extensions`); a task's scope never
 carries them, so a skill's calls to partners do not.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
@@ -36,8 +37,11 @@ from hub.protocol.extensions import ExtensionRelay
 
 __all__ = [
     "DEADLINE_HEADER",
+    "EVERY",
+    "NOTHING",
     "TRACEPARENT_HEADER",
     "TRAIL_HEADER",
+    "Allowed",
     "CallScope",
     "current_scope",
     "outgoing_headers",
@@ -56,6 +60,51 @@ _ZERO_SPAN = "0" * 16
 
 
 @dataclass(frozen=True, slots=True)
+class Allowed:
+    """The names a caller may use: those of `names`, or every one (`EVERY`).
+
+    It fails closed: `Allowed()` (`NOTHING`) allows none, so work whose scope never said
+    what it may reach reaches nothing. Only a caller's credential, through the auth layer
+    (every name for a credential not limited, and with auth off), or the hub's own trusted
+    entry points (the CLI, `Hub` in Python) allow every name.
+
+    Attributes:
+        names: the names allowed (ignored when `every`).
+        every: every name is allowed.
+    """
+
+    names: frozenset[str] = frozenset()
+    every: bool = False
+
+    @classmethod
+    def of(cls, names: Collection[str] | None) -> Allowed:
+        """What a credential's list allows: those names; every one when it has no list."""
+        return EVERY if names is None else cls(frozenset(names))
+
+    def __contains__(self, name: object) -> bool:
+        return self.every or name in self.names
+
+    def __and__(self, other: Allowed) -> Allowed:
+        """What both allow."""
+        if self.every:
+            return other
+        if other.every:
+            return self
+        return Allowed(self.names & other.names)
+
+    @property
+    def limit(self) -> frozenset[str] | None:
+        """The names allowed, or None when every one is."""
+        return None if self.every else self.names
+
+
+EVERY = Allowed(every=True)
+"""Every name: a credential without a list, auth off, the hub's own trusted entry points."""
+NOTHING = Allowed()
+"""No name: a scope that never said what it may reach."""
+
+
+@dataclass(frozen=True, slots=True)
 class CallScope:
     """One trace and an optional deadline.
 
@@ -68,8 +117,9 @@ class CallScope:
         trail: the hubs the request went through, this one last.
         caller: the credential the request came with ("" when auth is off); never sent on.
         skills: the local skills that caller may use; None for all.
-        agents: the partner agents that caller's tasks may reach; None for all. A partner
-            outside it is refused as if agents.yaml did not list it.
+        agents: the partner agents that caller's tasks may reach; none unless set (the auth
+            layer sets it from the credential). A partner outside it is refused as if
+            agents.yaml did not list it.
         extensions: the A2A extensions the request activated (listed in its
             `A2A-Extensions` header and declared in the hub's card); never sent on.
         forward_extensions: set by the gateway only: the extensions its caller listed, sent
@@ -87,16 +137,17 @@ class CallScope:
     trail: tuple[str, ...] = ()
     caller: str = ""
     skills: frozenset[str] | None = None
-    agents: frozenset[str] | None = None
+    agents: Allowed = NOTHING
     extensions: frozenset[str] = frozenset()
     forward_extensions: ExtensionRelay | None = None
     recorded: bool = False
 
     @classmethod
-    def new(cls, *, timeout: float | None = None) -> CallScope:
-        """A scope that starts a new trace, with `timeout` seconds from now if given."""
+    def new(cls, *, timeout: float | None = None, agents: Allowed = NOTHING) -> CallScope:
+        """A scope that starts a new trace, with `timeout` seconds from now if given, that
+        may reach the partners `agents` allows (none by default)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        return cls(trace_id=_trace_id(), parent_id=_span_id(), deadline=deadline)
+        return cls(trace_id=_trace_id(), parent_id=_span_id(), deadline=deadline, agents=agents)
 
     @classmethod
     def from_headers(

@@ -21,7 +21,7 @@ from hub.errors import (
     MethodNotFoundError,
     PayloadTooLargeError,
 )
-from hub.partners import PartnerChildren, Partners
+from hub.partners import Conversations, PartnerChildren, Partners, StatsBook
 from hub.partners.sync import shared_partners
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
@@ -109,6 +109,7 @@ def create_app(
     store: TaskStore,
     skills: Mapping[str, LocalSkill],
     partners: Partners | None = None,
+    conversations: Conversations | None = None,
     push_resolver: Resolver | None = None,
     telemetry: Telemetry | None = None,
 ) -> Litestar:
@@ -122,6 +123,8 @@ def create_app(
             the gateway at `/agents/{name}`; while the app runs, the registry's file is
             followed for edits, and the partners' HTTP client is closed when it stops. None
             for no partners.
+        conversations: the partner context each hub conversation continues (`delegate`);
+            a map of the app's own when not given.
         push_resolver: how push webhook hosts are resolved for the SSRF guard; default the
             system resolver (tests inject one).
         telemetry: the recorders (traces, metrics, access log); built from
@@ -149,7 +152,15 @@ def create_app(
     partners = partners if partners is not None else Partners(Registry())
     # Replicas share the partners added at run time through their store.
     sync = shared_partners(store, partners)
-    served, toolbox = with_tools(skills, partners, lambda: manager, swarm=settings.swarm)
+    stats = StatsBook()
+    served, toolbox = with_tools(
+        skills,
+        partners,
+        lambda: manager,
+        swarm=settings.swarm,
+        stats=stats,
+        conversations=conversations if conversations is not None else Conversations(),
+    )
     manager = TaskManager(
         store=store,
         executors=served,
@@ -168,6 +179,7 @@ def create_app(
         store=store,
         manager=manager,
         partners=partners,
+        stats=stats,
         gate=gate,
         telemetry=telemetry,
         metrics_public=settings.telemetry.metrics.public or not gate.authenticator.enabled,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from hub.config import AuthSettings, CredentialSettings
 from hub.errors import ConfigError, UnauthenticatedError
-from hub.protocol.trace import CallScope
+from hub.protocol.trace import Allowed, CallScope
 
 __all__ = ["Authenticator", "Caller"]
 
@@ -46,9 +46,15 @@ class Caller:
         client address."""
         return f"credential '{self.name}'" if self.name else f"address {self.address or '?'}"
 
+    @property
+    def reach(self) -> Allowed:
+        """The partners it may reach: every one for a credential not limited to some, and
+        with auth off."""
+        return Allowed.of(self.agents)
+
     def scope(self, call_scope: CallScope) -> CallScope:
         """`call_scope` carrying this caller's name and scopes to the work it starts."""
-        return replace(call_scope, caller=self.name, skills=self.skills, agents=self.agents)
+        return replace(call_scope, caller=self.name, skills=self.skills, agents=self.reach)
 
 
 def _digest(secret: bytes) -> bytes:

@@ -15,7 +15,7 @@ from litestar import Request, get
 from litestar.response import Response
 
 from hub.errors import MethodNotFoundError, ProtocolError
-from hub.partners import Partners
+from hub.partners import Partners, StatsBook
 from hub.server.gate import Gate
 from hub.server.rest import rest_error_response
 from hub.store import TaskStore
@@ -43,6 +43,8 @@ class Observability:
     store: TaskStore
     manager: TaskManager
     partners: Partners
+    stats: StatsBook
+    """The hub's call statistics per partner (the console's partner board reads them too)."""
     gate: Gate
     telemetry: Telemetry
     metrics_public: bool
@@ -74,7 +76,7 @@ class Observability:
             if agents is not None and name not in agents:
                 continue
             snapshot = self.partners.breaker(name).snapshot()
-            stats = self.partners.stats.get(name)
+            stats = self.stats.get(name)
             partners.append(
                 PartnerStatus(
                     name=name,

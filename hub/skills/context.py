@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Unpack
 
 from hub.errors import InvalidParamsError, SkillError
-from hub.partners import Partners
+from hub.partners import PartnerView
 from hub.protocol import (
     Artifact,
     JsonObject,
@@ -56,7 +56,11 @@ class SkillContext:
         self.message = message
         self.metadata: JsonObject = metadata or {}
         self._run = run
-        self._tools = tools
+        # What the skill reaches is what the caller that started its task may reach: the
+        # scope the task runs in (none outside one).
+        self._scope = current_scope()
+        self._hub_tools = tools
+        self._tools: Toolbox | None = None
         self._reply_only = reply_only
 
     @property
@@ -72,18 +76,22 @@ class SkillContext:
     @property
     def tools(self) -> Toolbox:
         """Every tool of the hub by name: partners (`a2a_<agent>`) and local skills
-        (`skill_<id>`). Calls carry this task's trace and deadline."""
+        (`skill_<id>`), those the task's caller may use. Calls carry this task's trace and
+        deadline."""
         if self._tools is None:
-            raise SkillError(
-                f"skill '{self.skill_id}' has no tools: it runs outside a hub "
-                "(serve it with a2a-hub, or give it a Toolbox with Skill.with_tools)"
-            )
+            if self._hub_tools is None:
+                raise SkillError(
+                    f"skill '{self.skill_id}' has no tools: it runs outside a hub "
+                    "(serve it with a2a-hub, or give it a Toolbox with Skill.with_tools)"
+                )
+            self._tools = self._hub_tools.within(self._scope)
         return self._tools
 
     @property
-    def agents(self) -> Partners:
-        """The partner agents of agents.yaml by name: `await ctx.agents["research"].call(
-        message="...")` returns a `ToolResult`. Calls carry this task's trace and deadline."""
+    def agents(self) -> PartnerView:
+        """The partner agents of agents.yaml the task's caller may reach, by name:
+        `await ctx.agents["research"].call(message="...")` returns a `ToolResult`. Calls
+        carry this task's trace and deadline."""
         return self.tools.partners
 
     async def swarm(
@@ -131,6 +139,7 @@ class SkillContext:
                 tags=spec.tags,
                 skill=spec.skill,
                 limit=spec.limit,
+                stats=self.tools.stats,
             )
             if not chosen:
                 tags = list(spec.tags) or "any"
@@ -142,6 +151,7 @@ class SkillContext:
                 judge=self.tools[spec.judge] if spec.judge else None,
                 on_branch=self._report_branch if self._run is not None else None,
                 limits=self.tools.swarm,
+                stats=self.tools.stats,
             )
         except (ValueError, KeyError) as exc:
             raise SkillError(f"swarm: {exc}") from None

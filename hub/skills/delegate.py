@@ -21,7 +21,7 @@ from pydantic import Field
 
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
-from hub.partners import Partners, StatsBook
+from hub.partners import PartnerView
 from hub.protocol import JsonObject, StreamResponse, Task, TaskState, joined_parts, state_name
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
@@ -87,7 +87,8 @@ async def _delegate(ctx: SkillContext, delegation: SpanHandle | None) -> None:
     scope = current_scope()
     conversation = f"{scope.caller if scope else ''}/{ctx.context_id or ''}"
     arguments: dict[str, Any] = {"message": ctx.text or "(no text)"}
-    partner_context = partners.conversations.get(conversation, name)
+    conversations = ctx.tools.conversations
+    partner_context = conversations.get(conversation, name)
     if partner_context:
         arguments["context_id"] = partner_context
     agent_skill = options.get("agentSkill")
@@ -111,11 +112,11 @@ async def _delegate(ctx: SkillContext, delegation: SpanHandle | None) -> None:
                 await tool.cancel(relay.task_id)
             raise
         except ClientError:
-            _stats(ctx).record(name, ok=False, seconds=time.monotonic() - started)
+            ctx.tools.stats.record(name, ok=False, seconds=time.monotonic() - started)
             raise
-        _stats(ctx).record(name, ok=True, seconds=time.monotonic() - started)
+        ctx.tools.stats.record(name, ok=True, seconds=time.monotonic() - started)
         if relay.context_id:
-            partners.conversations.remember(conversation, name, relay.context_id)
+            conversations.remember(conversation, name, relay.context_id)
         state = relay.state
         if state in _QUESTION:
             answer = await ctx.ask(
@@ -136,7 +137,7 @@ async def _delegate(ctx: SkillContext, delegation: SpanHandle | None) -> None:
         raise SkillError(f"partner '{name}' ended the task {state_name(state)}{why}")
 
 
-async def _choose(ctx: SkillContext, partners: Partners, options: Mapping[str, Any]) -> str:
+async def _choose(ctx: SkillContext, partners: PartnerView, options: Mapping[str, Any]) -> str:
     """The partner `options` name (never another one), or the router's first choice."""
     agent = options.get("agent")
     tags = options.get("tags")
@@ -150,7 +151,7 @@ async def _choose(ctx: SkillContext, partners: Partners, options: Mapping[str, A
     )
     if request.agent is not None:
         partners.entry(request.agent)  # an unknown name fails with the known ones listed
-    ranked = await ScoringRouter(partners, stats=_stats(ctx)).rank(request)
+    ranked = await ScoringRouter(partners, stats=ctx.tools.stats).rank(request)
     if not ranked:
         wanted = ", ".join(
             part
@@ -165,10 +166,6 @@ async def _choose(ctx: SkillContext, partners: Partners, options: Mapping[str, A
             f"no partner agent can take this ({wanted or 'agents.yaml lists none that is up'})"
         )
     return ranked[0].name
-
-
-def _stats(ctx: SkillContext) -> StatsBook:
-    return ctx.agents.stats
 
 
 class _Relay:

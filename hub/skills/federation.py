@@ -283,7 +283,7 @@ def _partners(ctx: SkillContext) -> list[dict[str, Any]]:
     for name in partners:
         entry = partners.entry(name)
         breaker = partners.breaker(name).snapshot()
-        stats = partners.stats.get(name)
+        stats = ctx.tools.stats.get(name)
         report: dict[str, Any] = {
             "name": name,
             "tags": list(entry.tags),

@@ -3,17 +3,23 @@
 `hub.tools["a2a_research"]` is partner `research`; `hub.tools["skill_echo"]` the local skill
 `echo`. Partner tools are looked up live, so a changed card or a reloaded agents.yaml shows at
 once.
+
+A toolbox reaches the partners of its `PartnerView`: the hub's own (`Hub.tools`) every one,
+the one a skill's task gets (`within`) those its caller may reach. It also hands the skills
+the hub's call statistics and partner conversations, which the routing skills read and keep.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Callable, Iterator, Mapping
 
 from hub.config import SwarmSettings
 from hub.errors import ConfigError
-from hub.partners.directory import Partners
+from hub.partners import Conversations, Partners, PartnerView, StatsBook
 from hub.protocol import AgentSkill
+from hub.protocol.trace import CallScope
 from hub.tasks import TaskManager
 from hub.tools.arguments import ToolArguments
 from hub.tools.base import Tool
@@ -29,12 +35,16 @@ class Toolbox(Mapping[str, Tool]):
         ConfigError: two local skills would have the same tool name.
 
     Args:
-        partners: the partner agents.
+        partners: the partner agents (`Partners`: every one).
         skills: the card entries of the local skills offered as tools.
         manager: returns the task manager that runs local skills.
         arguments: what a local skill takes as a tool, by skill id, when it takes more than
             the common arguments (`ToolArguments`).
         swarm: the caps of the swarms the skills start (`ctx.swarm`).
+        stats: recent latency and error rate per partner, which the router weighs and the
+            routing skills record (a book of its own when not given).
+        conversations: the partner context each hub conversation continues (`delegate`; a
+            map of its own when not given).
     """
 
     def __init__(
@@ -45,9 +55,13 @@ class Toolbox(Mapping[str, Tool]):
         arguments: Mapping[str, type[ToolArguments]] | None = None,
         *,
         swarm: SwarmSettings | None = None,
+        stats: StatsBook | None = None,
+        conversations: Conversations | None = None,
     ) -> None:
-        self.partners = partners
+        self.partners = PartnerView.whole(partners)
         self.swarm = swarm or SwarmSettings()
+        self.stats = stats if stats is not None else StatsBook()
+        self.conversations = conversations if conversations is not None else Conversations()
         self._skills: dict[str, SkillTool] = {}
         if skills and manager is not None:
             for card in skills.values():
@@ -59,6 +73,19 @@ class Toolbox(Mapping[str, Tool]):
                         f"'{tool.name}'; rename one (tool names keep only a-z, 0-9 and '_')"
                     )
                 self._skills[tool.name] = tool
+        self._reaching(self.partners)
+
+    def within(self, scope: CallScope | None) -> Toolbox:
+        """This toolbox as the caller of `scope` sees it: the partners it may reach (none
+        without a scope), and skill tools whose tasks reach those only."""
+        return copy.copy(self)._reaching(PartnerView.of(self.partners, scope))
+
+    def _reaching(self, partners: PartnerView) -> Toolbox:
+        self.partners = partners
+        self._skills = {
+            name: tool.reaching(partners.allowed) for name, tool in self._skills.items()
+        }
+        return self
 
     def _remote(self) -> dict[str, Tool]:
         tools = (self.partners[name] for name in self.partners)

@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 
 from hub.client import BreakerState
 from hub.errors import ClientError
-from hub.partners import Partners, StatsBook
+from hub.partners import Partners, PartnerView, StatsBook
 from hub.protocol import AgentCard, AgentSkill
 
 __all__ = ["Candidate", "RouteRequest", "Router", "ScoringRouter", "choose_partners"]
@@ -109,20 +109,20 @@ class ScoringRouter:
     Args:
         partners: the partner agents (their cards are read as needed).
         skills: the hub's own skills by id (their card entries).
-        stats: recent latency and error rate per partner.
+        stats: recent latency and error rate per partner (none known when not given).
         exclude_skills: local skills never offered (the routing skills themselves).
     """
 
     def __init__(
         self,
-        partners: Partners,
+        partners: Partners | PartnerView,
         skills: Mapping[str, AgentSkill] | None = None,
         stats: StatsBook | None = None,
         exclude_skills: Sequence[str] = (),
     ) -> None:
         self.partners = partners
         self.skills = {k: v for k, v in (skills or {}).items() if k not in exclude_skills}
-        self.stats = stats if stats is not None else partners.stats
+        self.stats = stats if stats is not None else StatsBook()
 
     async def rank(self, request: RouteRequest) -> list[Candidate]:
         """Candidates that may take the request, best first (ties by name)."""
@@ -235,16 +235,17 @@ def _score_skills(
 
 
 async def choose_partners(
-    partners: Partners,
+    partners: Partners | PartnerView,
     *,
     text: str = "",
     agents: Sequence[str] | None = None,
     tags: Sequence[str] = (),
     skill: str | None = None,
     limit: int | None = None,
+    stats: StatsBook | None = None,
 ) -> list[str]:
     """The partners a swarm should use: `agents` as given (each must be known), or the router's
-    ranking by tags, skill and text (best first, at most `limit`).
+    ranking by tags, skill and text (best first, at most `limit`), weighing `stats`.
 
     Raises:
         UnknownAgentError: a named agent is not in agents.yaml.
@@ -254,5 +255,5 @@ async def choose_partners(
             partners.entry(name)
         return list(agents)[:limit]
     request = RouteRequest(text=text, tags=tuple(tags), skill=skill, include_skills=False)
-    ranked = await ScoringRouter(partners).rank(request)
+    ranked = await ScoringRouter(partners, stats=stats).rank(request)
     return [candidate.name for candidate in ranked][:limit]

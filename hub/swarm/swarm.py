@@ -38,7 +38,7 @@ import anyio
 
 from hub.config import SwarmSettings
 from hub.errors import ClientError, HubError, ProtocolError
-from hub.partners import Partners
+from hub.partners import Partners, PartnerView, StatsBook
 from hub.protocol import TaskState
 from hub.swarm.limits import check_limits
 from hub.swarm.spec import SwarmSpec
@@ -116,13 +116,14 @@ def normalise(answer: str) -> str:
 
 
 async def run_swarm(
-    partners: Partners,
+    partners: Partners | PartnerView,
     message: str,
     spec: SwarmSpec,
     *,
     judge: Tool | None = None,
     on_branch: Callable[[Branch], Awaitable[None]] | None = None,
     limits: SwarmSettings | None = None,
+    stats: StatsBook | None = None,
 ) -> SwarmResult:
     """Run `message` across `spec.agents` with `spec.strategy` (see the module docstring).
 
@@ -138,6 +139,8 @@ async def run_swarm(
             caller finds the tool).
         on_branch: awaited with each branch as it ends (for progress reports).
         limits: the caps the swarm is held to (None: the defaults of `SwarmSettings`).
+        stats: where each branch's outcome and time are recorded (the hub's call
+            statistics, which the router weighs; None: nowhere).
 
     Raises:
         ValueError: no agents, `map` without items, `best_of` without a judge.
@@ -153,7 +156,7 @@ async def run_swarm(
     limits = limits or SwarmSettings()
     concurrency = spec.concurrency or min(_CONCURRENCY, limits.max_concurrency)
     deadline = check_limits(limits, spec, concurrency=concurrency)
-    runner = _Runner(partners, message, spec, judge, concurrency, on_branch)
+    runner = _Runner(partners, message, spec, judge, max(1, concurrency), on_branch, stats)
     attributes: dict[str, str | int] = {
         "a2a_hub.swarm.strategy": strategy,
         "a2a_hub.swarm.agents": len(spec.agents),
@@ -178,18 +181,20 @@ class _Runner:
 
     def __init__(
         self,
-        partners: Partners,
+        partners: Partners | PartnerView,
         message: str,
         spec: SwarmSpec,
         judge: Tool | None,
         cap: int,
         on_branch: Callable[[Branch], Awaitable[None]] | None,
+        stats: StatsBook | None,
     ) -> None:
         self.partners = partners
         self.message = message
         self.spec = spec
         self.judge = judge
         self.on_branch = on_branch
+        self.stats = stats
         self.limiter = anyio.CapacityLimiter(cap)
         self.branches: list[Branch] = []
         """Every branch the strategy plans, started or not (reported if the swarm times out)."""
@@ -251,7 +256,8 @@ class _Runner:
             else:
                 _settle(branch, result)
             branch.seconds = time.monotonic() - started
-            self.partners.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
+            if self.stats is not None:
+                self.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
         if self.on_branch is not None:
             await self.on_branch(branch)
 

@@ -7,11 +7,13 @@ as a partner's tool.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from hub.protocol import AgentSkill, SendMessageRequest
-from hub.protocol.trace import current_scope
+from hub.protocol.trace import NOTHING, Allowed, CallScope, current_scope, use_scope
 from hub.tasks import TaskManager
 from hub.tools.arguments import ToolArguments, arguments_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
@@ -32,7 +34,13 @@ class SkillTool(DefinedTool):
         arguments: what the skill takes: `ToolArguments` (its `skill` can only name this
             skill), or a subclass whose `options()` become the request's metadata (its
             `skill` is then the skill's to read, as the routing skills read the partner's).
+
+    Attributes:
+        reach: the partners the skill's task may reach: those of the toolbox the tool was
+            taken from (`Toolbox`), none for a tool made on its own.
     """
+
+    reach: Allowed = NOTHING
 
     def __init__(
         self,
@@ -58,13 +66,22 @@ class SkillTool(DefinedTool):
     def __repr__(self) -> str:
         return f"SkillTool({self.name!r})"
 
+    def reaching(self, reach: Allowed) -> SkillTool:
+        """This tool, its task reaching the partners `reach` allows."""
+        tool = copy.copy(self)
+        tool.reach = reach
+        return tool
+
     async def call(self, **arguments: Any) -> ToolResult:
         """Run the skill on `message` and wait until its task settles."""
         args = parse_arguments(self.name, arguments, self._skills, model=self.arguments)
         request = SendMessageRequest(
             message=args.to_message(), metadata={**args.options(), "skill": self.skill_id}
         )
-        # The task belongs to whoever the calling work runs for, as if they had sent it.
-        scope = current_scope()
-        reply = await self._manager().send(request, owner=scope.caller if scope else "")
+        # The task belongs to whoever the calling work runs for, as if they had sent it, and
+        # reaches the partners of the toolbox the tool came from (for `Hub` in Python, with no
+        # call scope of its own, every one).
+        scope = replace(current_scope() or CallScope.new(), agents=self.reach)
+        with use_scope(scope):
+            reply = await self._manager().send(request, owner=scope.caller)
         return ToolResult.from_reply(self.name, self.skill_id, reply)

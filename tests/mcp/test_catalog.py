@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from hub.errors import InvalidParamsError
 from hub.mcp import Catalog, UnknownToolError
 from hub.partners import Partners
 from hub.protocol import AgentSkill
-from hub.protocol.trace import CallScope, use_scope
+from hub.protocol.trace import EVERY, Allowed, CallScope, use_scope
 from hub.skills.toolbox import Toolbox
 from tests.tools.agents import registry_file
 
@@ -28,8 +29,16 @@ def catalog(tmp_path: Path) -> Catalog:
     return Catalog(toolbox, SKILLS)
 
 
-def scope(**limits: frozenset[str]) -> CallScope:
+def scope(**limits: frozenset[str] | Allowed) -> CallScope:
     return CallScope(trace_id="1" * 32, parent_id="2" * 16, **limits)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def operator() -> Iterator[None]:
+    """Each test runs as a caller that may reach every partner, as the MCP door's callers do
+    without a partner scope (a test narrows it where it checks scopes)."""
+    with use_scope(scope(agents=EVERY)):
+        yield
 
 
 def names(found: Catalog) -> list[str]:
@@ -50,7 +59,7 @@ def test_every_partner_and_skill_is_a_tool_but_the_routing_skills_are_delegate_a
 
 def test_a_scoped_caller_sees_only_its_partners_and_skills(tmp_path: Path) -> None:
     found = catalog(tmp_path)
-    with use_scope(scope(agents=frozenset({"research"}), skills=frozenset({"delegate"}))):
+    with use_scope(scope(agents=Allowed.of({"research"}), skills=frozenset({"delegate"}))):
         assert names(found) == ["a2a_research", "delegate"]
         with pytest.raises(UnknownToolError) as unknown:
             found.resolve("a2a_billing", {"message": "hi"})

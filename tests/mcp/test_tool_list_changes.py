@@ -12,11 +12,18 @@ import pytest
 from hub.client import UrlGuard
 from hub.mcp import Catalog
 from hub.partners import FederationPolicy, Partners, RuntimePartner
+from hub.protocol.trace import EVERY, CallScope, use_scope
 from hub.registry import AgentEntry, load_registry
 from hub.skills.toolbox import Toolbox
 from tests.tools.agents import registry_file
 
 pytestmark = pytest.mark.anyio
+
+
+def _tool_names(catalog: Catalog) -> list[str]:
+    """The tools a caller that may reach every partner is listed."""
+    with use_scope(CallScope.new(agents=EVERY)):
+        return [d.name for d in catalog.definitions()]
 
 
 def _loopback_policy() -> FederationPolicy:
@@ -42,7 +49,7 @@ async def test_reloads_runtime_partners_and_first_cards_are_announced(
         registry_file(path, {"filed": echoer, "second": echoer})
         partners.update(load_registry(path))
         await partners.add(AgentEntry(name="spawned", url=echoer), origin="spawn_agent by ops")
-        assert [d.name for d in catalog.definitions()][:3] == [
+        assert _tool_names(catalog)[:3] == [
             "a2a_filed",
             "a2a_second",
             "a2a_spawned",
@@ -74,7 +81,7 @@ async def test_partners_another_replica_added_or_forgot_are_announced_once(
         )
 
         partners.adopt([elsewhere])
-        listed = [d.name for d in catalog.definitions()][:2]
+        listed = _tool_names(catalog)[:2]
         partners.adopt([elsewhere])  # the same set again: nothing to announce
         partners.adopt([])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from hub.protocol.extensions import ExtensionRelay
-from hub.protocol.trace import CallScope, current_scope, use_scope
+from hub.protocol.trace import Allowed, CallScope, current_scope, use_scope
 
 
 def _every_field_set() -> CallScope:
@@ -17,7 +17,7 @@ def _every_field_set() -> CallScope:
         trail=("http://hub-a", "http://hub-b"),
         caller="ops",
         skills=frozenset({"echo"}),
-        agents=frozenset({"weather"}),
+        agents=Allowed.of({"weather"}),
         extensions=frozenset({"https://example.com/ext/v1"}),
         forward_extensions=ExtensionRelay(requested=frozenset({"https://example.com/ext/v1"})),
         recorded=False,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from hub.client import BreakerConfig
-from hub.partners import Partners
+from hub.partners import Partners, StatsBook
 from hub.protocol import AgentSkill
 from hub.protocol.v03.translate import card_to_v1
 from hub.registry import AgentEntry, Registry
@@ -98,10 +98,11 @@ async def test_an_explicit_agent_keeps_that_partner_only() -> None:
 
 async def test_weight_and_recent_errors_reorder_equal_partners() -> None:
     partners = _partners(research=2.0)
+    stats = StatsBook()
     request = RouteRequest(skill="summarise")
-    heavy = await ScoringRouter(partners).rank(request)
-    partners.stats.record("research", ok=False, seconds=0.1)
-    hurt = await ScoringRouter(partners).rank(request)
+    heavy = await ScoringRouter(partners, stats=stats).rank(request)
+    stats.record("research", ok=False, seconds=0.1)
+    hurt = await ScoringRouter(partners, stats=stats).rank(request)
 
     assert heavy[0].score == 100  # (skill +50) x2
     assert hurt[0].score < heavy[0].score

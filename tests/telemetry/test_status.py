@@ -18,6 +18,7 @@ from hub.cli.outcome import Running
 from hub.cli.status import check_running_hub
 from hub.config import Settings
 from hub.console.partner_board import PartnerBoard
+from hub.partners import PartnerView
 from hub.store import MemoryTaskStore, SqliteTaskStore
 from hub.telemetry import Telemetry
 from hub.telemetry.health import check_readiness
@@ -129,8 +130,9 @@ async def test_a_partner_whose_card_cannot_be_read_is_down_in_status_metrics_and
             metrics = (await http.get(f"{url}/metrics")).text
             args = argparse.Namespace(hub=url, names=[], json=False, api_key=None, token=None)
             checked = await check_running_hub(args, Running())
-            partners = running.app.state.hub.observability.partners
-            (row,) = await PartnerBoard().rows(partners)
+            observability = running.app.state.hub.observability
+            partners = PartnerView.whole(observability.partners)
+            (row,) = await PartnerBoard().rows(partners, observability.stats)
 
     unreadable = "agent 'gone': its agent card could not be read (unreachable)"
     (opened,) = first["partners"]

@@ -1,8 +1,8 @@
 """`Gateway`: the partners of agents.yaml, each reachable through the hub at `/agents/{name}`.
 
 It hands out a `PartnerService` per partner (what the bindings call), the partner's card as
-the gateway serves it, and the listing of `GET /agents`. Partner scopes are those of
-`Partners`: inside a request, a partner outside the caller's scope does not exist.
+the gateway serves it, and the listing of `GET /agents`, each through the `PartnerView` of
+the caller's call scope: a partner outside it does not exist.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import anyio
 
 from hub.config import Settings
 from hub.errors import ProtocolError
-from hub.partners import Partners
+from hub.partners import Partners, PartnerView
 from hub.protocol import AgentCard
+from hub.protocol.trace import CallScope
 from hub.server.card import CardDocument
 from hub.server.gateway.card import CardShelf, GatewayPolicy, gateway_card
 from hub.server.gateway.errors import partner_errors
@@ -87,22 +88,24 @@ class Gateway:
             owners=self._owners,
         )
 
-    async def card(self, agent_name: str) -> CardDocument:
-        """The partner's card as the gateway serves it (read through the card cache).
+    async def card(self, agent_name: str, scope: CallScope) -> CardDocument:
+        """The partner's card as the gateway serves it (read through the card cache), to the
+        caller of `scope`.
 
         Raises:
             ProtocolError: unknown partner (`PartnerNotFoundError`), or its card cannot be
                 read (`PartnerUnavailableError`).
         """
         with partner_errors(agent_name):
-            card = await self.partners.card(agent_name)
+            card = await PartnerView.of(self.partners, scope).card(agent_name)
         return self._shelf.document(agent_name, card, url=self.url(agent_name), policy=self._policy)
 
-    async def listing(self) -> bytes:
-        """`GET /agents`: `{"agents": [...]}`, one entry per partner the caller may reach, in
-        agents.yaml's order, with its card or the error that kept the card from being read.
+    async def listing(self, scope: CallScope) -> bytes:
+        """`GET /agents`: `{"agents": [...]}`, one entry per partner the caller of `scope` may
+        reach, in agents.yaml's order, with its card or the error that kept the card from
+        being read.
         """
-        names = list(self.partners)
+        names = list(PartnerView.of(self.partners, scope))
         entries: dict[str, bytes] = {}
         limiter = anyio.CapacityLimiter(_LISTING_CONCURRENCY)
 
@@ -110,7 +113,7 @@ class Gateway:
             head = b'{"name":' + _json(name) + b',"url":' + _json(self.url(name))
             async with limiter:
                 try:
-                    document = await self.card(name)
+                    document = await self.card(name, scope)
                 except ProtocolError as error:
                     entries[name] = head + b',"error":' + _error(error) + b"}"
                     return

@@ -45,8 +45,9 @@ async def list_agents(request: AnyRequest) -> Response[bytes]:
     """The partners the caller may reach, with their gateway URLs and cards."""
     hub: HubState = request.app.state.hub
     try:
-        with use_scope(_scope(hub, request)):
-            body = await hub.gateway.listing()
+        scope = _scope(hub, request)
+        with use_scope(scope):
+            body = await hub.gateway.listing(scope)
     except Exception as exc:
         return rest_error_response(as_protocol_error(exc, where="the gateway"))
     return Response(
@@ -61,8 +62,9 @@ async def partner_card(request: AnyRequest) -> Response[bytes]:
     hub: HubState = request.app.state.hub
     agent_name: str = request.path_params["agent_name"]
     try:
-        with use_scope(_scope(hub, request)):
-            document = await hub.gateway.card(agent_name)
+        scope = _scope(hub, request)
+        with use_scope(scope):
+            document = await hub.gateway.card(agent_name, scope)
     except Exception as exc:
         return rest_error_response(as_protocol_error(exc, where="the gateway"))
     # With auth on, who may read which card depends on the credential.

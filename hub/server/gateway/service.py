@@ -17,7 +17,7 @@ from hub.errors import (
     PushNotificationNotSupportedError,
     UnsupportedOperationError,
 )
-from hub.partners import Partners
+from hub.partners import Partners, PartnerView
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -35,6 +35,7 @@ from hub.protocol import (
     Task,
     TaskPushNotificationConfig,
 )
+from hub.protocol.trace import current_scope
 from hub.server.gateway.errors import partner_errors
 from hub.server.gateway.owners import TaskOwners
 from hub.server.gateway.stream import PartnerStreams
@@ -57,7 +58,8 @@ class PartnerService:
 
     Args:
         agent_name: the partner's name in agents.yaml.
-        partners: the hub's partners (cards, clients, breakers; scope checks).
+        partners: the hub's partners (cards, clients, breakers), reached through the view of
+            the call scope each operation runs in.
         streams: the owner of the partner streams' pumps.
         rewrite: turns a card of the partner into the one the gateway serves.
         streaming: the hub serves streams (`card.streaming`).
@@ -187,10 +189,15 @@ class PartnerService:
             card = await client.extended_card()
         return self._rewrite(card)
 
+    def _reachable(self) -> PartnerView:
+        """The partners the caller may reach: those of the scope the operation runs in (the
+        request's, set by the binding), none outside one."""
+        return PartnerView.of(self._partners, current_scope())
+
     async def _client(self) -> A2AClient:
         """The partner's client; raises for a partner the caller may not reach as for one
         agents.yaml does not list."""
-        return await self._partners.client(self.agent_name)
+        return await self._reachable().client(self.agent_name)
 
     async def _stream_client(self, operation: str) -> A2AClient:
         with partner_errors(self.agent_name):
@@ -215,7 +222,7 @@ class PartnerService:
 
     async def _push_refused(self) -> PushNotificationNotSupportedError:
         with partner_errors(self.agent_name):
-            self._partners.entry(self.agent_name)  # an unknown partner is reported first
+            self._reachable().entry(self.agent_name)  # an unknown partner is reported first
         return self._push_error()
 
     def _push_error(self) -> PushNotificationNotSupportedError:
