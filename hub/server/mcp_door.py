@@ -18,22 +18,23 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import AsyncIterator, Callable, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from litestar import Request
+from litestar import Litestar, Request, asgi
+from litestar.config.app import AppConfig
+from litestar.plugins import InitPluginProtocol
 from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
 from hub.errors import ProtocolError, UnsupportedOperationError
 from hub.partners import Partners
 from hub.protocol.trace import CallScope
-from hub.server.errors import as_protocol_error
+from hub.server.errors import as_protocol_error, rest_error_response
 from hub.server.gate import Gate
-from hub.server.rest import rest_error_response
 from hub.server.service import A2AService
 from hub.skills.toolbox import Toolbox
 
@@ -45,7 +46,14 @@ if TYPE_CHECKING:
 
     from hub.mcp import HubMcpServer
 
-__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door", "refuse_without_the_extra"]
+__all__ = [
+    "MCP_PATH",
+    "McpDoor",
+    "McpPlugin",
+    "allowed_hosts",
+    "build_mcp_door",
+    "refuse_without_the_extra",
+]
 
 MCP_PATH = "/mcp"
 
@@ -222,3 +230,54 @@ def build_mcp_door(
         return server, app, manager
 
     return McpDoor(build, gate=gate, settings=settings)
+
+
+class McpPlugin(InitPluginProtocol):
+    """Mounts the MCP door at `/mcp` on the app when `mcp.enabled`, and runs its task group in
+    the app's lifespan, inside the hub's core: MCP calls end (canceling their tasks) while the
+    task manager still runs. Without the `mcp` extra, `/mcp` says how to install it.
+
+    Args:
+        settings: the hub's settings.
+        service: the hub's operations, which MCP tool calls run through.
+        toolbox: the tools MCP lists.
+        partners: the partners, whose changes change the tool list.
+        skills: the ids of the local skills served.
+        gate: the hub's gate.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        service: A2AService,
+        toolbox: Toolbox,
+        partners: Partners,
+        skills: Collection[str],
+        gate: Gate,
+    ) -> None:
+        self._enabled = settings.mcp.enabled
+        self.door = build_mcp_door(
+            settings, service=service, toolbox=toolbox, partners=partners, skills=skills, gate=gate
+        )
+        """The door (`a2a-hub mcp` serves its server on stdio); None when the door is off or
+        the extra is missing."""
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        if not self._enabled:
+            return app_config
+        door = self.door
+        serve = door if door is not None else refuse_without_the_extra
+
+        @asgi(MCP_PATH, is_mount=True, copy_scope=False)
+        async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+            await serve(scope, receive, send)
+
+        app_config.route_handlers.append(mcp_endpoint)
+        if door is not None:
+
+            def running(app: Litestar) -> AbstractAsyncContextManager[None]:
+                return door.running()
+
+            app_config.lifespan.append(running)
+        return app_config
