@@ -51,7 +51,6 @@ __all__ = [
     "McpDoor",
     "McpPlugin",
     "allowed_hosts",
-    "build_mcp_door",
     "refuse_without_the_extra",
 ]
 
@@ -197,41 +196,6 @@ async def refuse_without_the_extra(scope: Scope, receive: Receive, send: Send) -
     await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
 
 
-def build_mcp_door(
-    settings: Settings,
-    *,
-    service: A2AService,
-    toolbox: Toolbox,
-    partners: Partners,
-    skills: Collection[str],
-    gate: Gate,
-) -> McpDoor | None:
-    """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
-    if not settings.mcp.enabled or not mcp_extra_installed():
-        return None
-
-    def build() -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        from hub.mcp import Catalog, HubMcpServer
-
-        server = HubMcpServer(
-            ops=service,
-            catalog=Catalog(toolbox, skills),
-            partners=partners,
-            name=settings.card.name,
-            version=settings.card.version,
-        )
-        hosts, origins = allowed_hosts(settings)
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-        )
-        app, manager = server.http_app(security, max_body=settings.limits.max_body)
-        return server, app, manager
-
-    return McpDoor(build, gate=gate, settings=settings)
-
-
 class McpPlugin(InitPluginProtocol):
     """Mounts the MCP door at `/mcp` on the app when `mcp.enabled`, and runs its task group in
     the app's lifespan, inside the hub's core: MCP calls end (canceling their tasks) while the
@@ -257,11 +221,38 @@ class McpPlugin(InitPluginProtocol):
         gate: Gate,
     ) -> None:
         self._enabled = settings.mcp.enabled
-        self.door = build_mcp_door(
-            settings, service=service, toolbox=toolbox, partners=partners, skills=skills, gate=gate
+        self._settings = settings
+        self._service = service
+        self._toolbox = toolbox
+        self._skills = skills
+        self._partners = partners
+        self.door = (
+            McpDoor(self._build, gate=gate, settings=settings)
+            if self._enabled and mcp_extra_installed()
+            else None
         )
         """The door (`a2a-hub mcp` serves its server on stdio); None when the door is off or
         the extra is missing."""
+
+    def _build(self) -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from hub.mcp import Catalog, HubMcpServer
+
+        settings = self._settings
+        server = HubMcpServer(
+            ops=self._service,
+            catalog=Catalog(self._toolbox, self._skills),
+            partners=self._partners,
+            name=settings.card.name,
+            version=settings.card.version,
+        )
+        hosts, origins = allowed_hosts(settings)
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+        app, manager = server.http_app(security, max_body=settings.limits.max_body)
+        return server, app, manager
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         if not self._enabled:
