@@ -41,15 +41,15 @@ from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
 
+from hub.assembly import HubCore, build_core, build_partners
 from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
-from hub.partners import Conversations, FederationPolicy, PartnerChildren, Partners, StatsBook
-from hub.partners.sync import shared_partners
+from hub.partners import Partners
 from hub.registry import Registry, registry_for
 from hub.server import create_app
 from hub.server.connections import ServerConfig
 from hub.skills import LocalSkill, configured_skills
-from hub.skills.tools import with_tools
+from hub.skills.toolbox import Toolbox
 from hub.store import (
     MemoryTaskStore,
     TaskStore,
@@ -142,6 +142,9 @@ def _by_id(skills: Mapping[str, LocalSkill] | Sequence[LocalSkill]) -> dict[str,
 class Hub:
     """Partners, local skills and their tools, ready to call: use as an async context manager.
 
+    The hub's core (partners, tools, task manager) is built on first use, so a hub that is
+    only served (`asgi_app`, `serve`) builds the served app's core alone.
+
     Args:
         settings: the hub's settings.
         registry: the partner agents.
@@ -165,31 +168,12 @@ class Hub:
         settings = settings or Settings()
         local = configured_skills(settings) if skills is None else _by_id(skills)
         # Unless the settings name the default skill, the first one served answers by default.
-        settings = settle_default_skill(settings, list(local))
-        if registry is None:
-            registry = registry_for(settings, agents)
-        self.settings = settings
-        self.partners = Partners(registry, federation=FederationPolicy.from_settings(settings))
-        self._store = store or MemoryTaskStore()
-        # With a shared store (replicas), the partners added at run time are the store's.
-        self._sync = shared_partners(self._store, self.partners)
+        self.settings = settle_default_skill(settings, list(local))
+        self._registry = registry if registry is not None else registry_for(settings, agents)
         self._local = local
-        self.skills, self.tools = with_tools(
-            local,
-            self.partners,
-            lambda: self.manager,
-            swarm=settings.swarm,
-            stats=StatsBook(),
-            conversations=Conversations(),
-        )
-        self.manager = TaskManager(
-            store=self._store,
-            executors=self.skills,
-            default_skill=settings.default_skill,
-            limits=settings.limits,
-            children=PartnerChildren(self.partners),
-        )
+        self._store = store
         self._watch = watch
+        self._core: HubCore | None = None
         self._stack: AsyncExitStack | None = None
 
     @classmethod
@@ -225,9 +209,41 @@ class Hub:
             watch=watch,
         )
 
+    def _built(self) -> HubCore:
+        if self._core is None:
+            self._core = build_core(
+                self.settings,
+                skills=self._local,
+                store=self._store or MemoryTaskStore(),
+                partners=build_partners(self.settings, self._registry),
+                watch=self._watch,
+            )
+        return self._core
+
     @property
     def registry(self) -> Registry:
-        return self.partners.registry
+        """The partner agents: agents.yaml as last read."""
+        return self._core.partners.registry if self._core is not None else self._registry
+
+    @property
+    def partners(self) -> Partners:
+        """The partner agents, each with its card, client and tool (`ctx.agents`)."""
+        return self._built().partners
+
+    @property
+    def skills(self) -> Mapping[str, LocalSkill]:
+        """The local skills by id, each bound to `tools`."""
+        return self._built().skills
+
+    @property
+    def tools(self) -> Toolbox:
+        """Every tool by name: `a2a_<partner>` and `skill_<id>`."""
+        return self._built().toolbox
+
+    @property
+    def manager(self) -> TaskManager:
+        """Runs the local skills' tasks, over the hub's own store."""
+        return self._built().manager
 
     def asgi_app(
         self, settings: Settings | None = None, *, public_url: str | None = None
@@ -257,7 +273,7 @@ class Hub:
             pool_size=settings.store.pool_size,
             lease=settings.store.lease,
         )
-        partners = Partners(self.registry, federation=FederationPolicy.from_settings(settings))
+        partners = build_partners(settings, self.registry)
         return create_app(settings, store=store, skills=self._local, partners=partners)
 
     async def serve(
@@ -308,17 +324,7 @@ class Hub:
 
     async def __aenter__(self) -> Hub:
         async with AsyncExitStack() as stack:
-            await self._store.open()
-            stack.push_async_callback(self._store.close)
-            await stack.enter_async_context(self.partners)
-            if self._watch:
-                await stack.enter_async_context(self.partners.watching())
-            if self._sync is not None:
-                await stack.enter_async_context(self._sync.running())
-            await stack.enter_async_context(self.manager)
-            # Tool definitions handed out from here on are complete: each partner is
-            # described by its card, or as unreachable with the reason.
-            await self.partners.warm()
+            await stack.enter_async_context(self._built().running())
             self._stack = stack.pop_all()
         return self
 

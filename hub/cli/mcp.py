@@ -57,7 +57,7 @@ def serve_mcp(args: argparse.Namespace, running: Running) -> int:
 
     from hub.errors import ConfigError
     from hub.runtime import Hub
-    from hub.server.state import HubState
+    from hub.server.mcp_door import McpPlugin
     from hub.skills import BUILTIN_SKILLS, configured_skills
     from hub.telemetry.logs import configure_logging
 
@@ -67,8 +67,7 @@ def serve_mcp(args: argparse.Namespace, running: Running) -> int:
     for skill_id in ROUTING_TOOLS_SKILLS:
         skills.setdefault(skill_id, BUILTIN_SKILLS[skill_id])
     app = Hub(settings, skills=skills).asgi_app()
-    state: HubState = app.state.hub
-    door = state.mcp
+    door = app.plugins.get(McpPlugin).door
     if door is None:
         raise ConfigError(
             "the MCP server is not available: install the extra (pip install 'a2a-hub[mcp]') "

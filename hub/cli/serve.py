@@ -50,7 +50,9 @@ def serve(args: argparse.Namespace, running: Running) -> int:
             # The operator's step is missing (exit 2, as any configuration error), unlike a
             # database that cannot be reached (a StoreError, exit 1).
             raise ConfigError(schema.describe())
-    hub = Hub(settings)  # reads the skills and agents.yaml: their errors come before binding
+    # Reads the skills and agents.yaml, whose errors come before binding; the hub's parts are
+    # built once, for the app below.
+    hub = Hub(settings)
     # With the default skill settled (the first skill served, unless the file names one).
     settings = hub.settings
     # A SQLite file another process serves is refused before the port is taken.

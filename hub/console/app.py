@@ -1,4 +1,4 @@
-"""`build_console`: the console's routes, templates and static files, mounted by `create_app`
+"""`build_console`: the console's routes, templates and static files, mounted by `ConsolePlugin`
 under `ui.path` when `ui.enabled`.
 
 Pages are rendered on the server by Litestar's Jinja engine with autoescaping on, from

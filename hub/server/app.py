@@ -3,45 +3,45 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
 from litestar import Litestar, Request, asgi, get
 from litestar.datastructures import State
 from litestar.exceptions import HTTPException
+from litestar.plugins import InitPluginProtocol
 from litestar.response import Response
 from litestar.types import Receive, Scope, Send
 
-from hub.config import Settings, settle_default_skill
+from hub.assembly import HubCore, build_core
+from hub.config import Settings
+from hub.console import ConsolePlugin
 from hub.errors import (
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
     PayloadTooLargeError,
 )
-from hub.partners import Conversations, PartnerChildren, Partners, StatsBook
-from hub.partners.sync import shared_partners
-from hub.push import PushNotifier, Resolver
-from hub.registry import Registry
+from hub.partners import Conversations, Partners
+from hub.protocol import AgentCard
+from hub.push import Resolver
 from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
 from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
-from hub.server.extensions import ExtensionPolicy
+from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway.routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
-from hub.server.mcp_door import MCP_PATH, build_mcp_door, refuse_without_the_extra
+from hub.server.mcp_door import McpPlugin
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
-from hub.server.rest import REST_ROUTES, rest_error_response
+from hub.server.rest import REST_ROUTES
 from hub.server.service import A2AService
 from hub.server.state import HubState
 from hub.skills import LocalSkill
-from hub.skills.tools import with_tools
 from hub.store import TaskStore, describe_store
-from hub.tasks import TaskManager
 from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
 from hub.telemetry.logs import hub_logs_shown
@@ -52,6 +52,7 @@ __all__ = ["create_app"]
 log = logging.getLogger("hub.server")
 
 AnyRequest = Request[Any, Any, Any]
+Lifespan = Callable[[Litestar], AbstractAsyncContextManager[None]]
 
 
 @get(sorted(CARD_PATHS))
@@ -71,15 +72,6 @@ async def agent_card(request: AnyRequest) -> Response[bytes]:
 @asgi("/", copy_scope=False)
 async def jsonrpc_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
     await handle_jsonrpc(scope, receive, send, scope["litestar_app"].state.hub)
-
-
-@asgi(MCP_PATH, is_mount=True, copy_scope=False)
-async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
-    door = scope["litestar_app"].state.hub.mcp
-    if door is None:
-        await refuse_without_the_extra(scope, receive, send)
-    else:
-        await door(scope, receive, send)
 
 
 def _http_error(request: AnyRequest, exc: Exception) -> Response[bytes]:
@@ -135,144 +127,33 @@ def create_app(
         ConfigError: `default_skill` names a skill not served, an extension names an unknown skill,
             the card promises what is not served, or tracing is on without the `otel` extra.
     """
+    core = build_core(
+        settings,
+        skills=skills,
+        store=store,
+        partners=partners,
+        conversations=conversations,
+        push=True,
+        push_resolver=push_resolver,
+    )
     # Left out of the settings, the default skill is the first one served, here as in
     # `Hub` and `a2a-hub skills`, whoever built the settings.
-    settings = settle_default_skill(settings, list(skills))
+    settings = core.settings
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
-    card = build_card(settings, [skill.card for skill in skills.values()])
-    extensions = ExtensionPolicy.from_settings(settings.card.extensions)
-    check_card(
-        card,
-        ServedFeatures(
-            push_notifications=True,
-            extended_card=gate.authenticator.enabled,
-            security_schemes=gate.authenticator.schemes,
-        ),
-    )
-    partners = partners if partners is not None else Partners(Registry())
-    # Replicas share the partners added at run time through their store.
-    sync = shared_partners(store, partners)
-    stats = StatsBook()
-    served, toolbox = with_tools(
-        skills,
-        partners,
-        lambda: manager,
-        swarm=settings.swarm,
-        stats=stats,
-        conversations=conversations if conversations is not None else Conversations(),
-    )
-    manager = TaskManager(
-        store=store,
-        executors=served,
-        default_skill=settings.default_skill,
-        limits=settings.limits,
-        children=PartnerChildren(partners),
-        admit_skill=extensions.admit_skill if extensions.by_skill else None,
-    )
-    push = None
-    if settings.card.push_notifications:
-        push = PushNotifier(store=store, settings=settings.push, resolver=push_resolver)
-        manager.observe(push.observe)
+    card = _checked_card(settings, skills, gate)
     telemetry = telemetry if telemetry is not None else build_telemetry(settings.telemetry)
-    observability = Observability(
-        name=card.name,
-        store=store,
-        manager=manager,
-        partners=partners,
-        stats=stats,
-        gate=gate,
-        telemetry=telemetry,
-        metrics_public=settings.telemetry.metrics.public or not gate.authenticator.enabled,
-    )
-    if telemetry.metrics is not None:
-        telemetry.metrics.watch(observability.figures())
-    service = A2AService(manager=manager, card=CardDocument.render(card), push=push)
-    mcp = build_mcp_door(
-        settings, service=service, toolbox=toolbox, partners=partners, skills=served, gate=gate
-    )
-    hub = HubState(
-        settings=settings,
-        observability=observability,
-        service=service,
-        gate=gate,
-        gateway=Gateway(partners=partners, settings=settings, hub_card=card, store=store),
-        extensions=extensions,
-        mcp=mcp,
-    )
-
-    handlers: list[Any] = [
-        agent_card,
-        jsonrpc_endpoint,
-        *OBSERVABILITY_ROUTES,
-        *REST_ROUTES,
-        *gateway_routes(),
-    ]
-    if settings.mcp.enabled:
-        handlers.append(mcp_endpoint)
-    app_state: dict[str, Any] = {"hub": hub}
-    template_config = None
-    if settings.ui.enabled:
-        # Imported here: the console sits above the server (it uses the state and framing
-        # built here), and a hub serving no console never loads its templates.
-        from hub.console import build_console
-
-        console = build_console(
-            settings,
-            store=store,
-            skills={key: skill.card for key, skill in skills.items()},
-            traffic=telemetry.metrics,
-        )
-        handlers.append(console.router)
-        app_state["console"] = console.state
-        template_config = console.templates
-
-    @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
-        with (
-            use_telemetry(telemetry),
-            hub_logs_shown(settings.server.log_level, settings.server.log_format),
-        ):
-            await store.open()
-            log.info(
-                "%s serves %s; tasks are kept in %s",
-                card.name,
-                ", ".join(skills),
-                describe_store(store),
-            )
-            try:
-                # Push starts before the manager, so the tasks its recovery fails are
-                # reported. The gateway's partner streams end before the partners' HTTP
-                # client closes. MCP calls end (canceling their tasks) while the task
-                # manager still runs.
-                async with (
-                    partners,
-                    partners.watching(),
-                    sync.running() if sync is not None else nullcontext(),
-                    hub.gateway,
-                    push or nullcontext(),
-                    manager,
-                    mcp.running() if mcp is not None else nullcontext(),
-                ):
-                    # The tools MCP and the gateway describe are complete once the hub is
-                    # ready: each partner by its card, or as unreachable with the reason.
-                    await partners.warm()
-                    observability.started = True
-                    try:
-                        yield
-                    finally:
-                        observability.started = False
-            finally:
-                await store.close()
-                if telemetry.tracer is not None:
-                    # Exports what is pending: blocking HTTP, off the event loop.
-                    await anyio.to_thread.run_sync(telemetry.tracer.shutdown)
-
+    hub = _hub_state(core, card=card, gate=gate, telemetry=telemetry)
     return Litestar(
-        route_handlers=handlers,
-        lifespan=[lifespan],
-        state=State(app_state),
-        template_config=template_config,
+        route_handlers=[
+            agent_card,
+            jsonrpc_endpoint,
+            *OBSERVABILITY_ROUTES,
+            *REST_ROUTES,
+            *gateway_routes(),
+        ],
+        lifespan=[_lifespan(core, hub, telemetry)],
+        plugins=_doors(core, hub, telemetry),
+        state=State({"hub": hub}),
         exception_handlers={HTTPException: _http_error, Exception: _http_error},
         middleware=[
             observe_requests(telemetry, quiet=QUIET_PATHS),
@@ -285,3 +166,105 @@ def create_app(
         # Litestar, which stops at the limit (the declared length first) with a 413.
         request_max_body_size=settings.limits.max_body,
     )
+
+
+def _doors(core: HubCore, hub: HubState, telemetry: Telemetry) -> list[InitPluginProtocol]:
+    """The doors beside the A2A endpoints, each mounted by its plugin when its settings say
+    so: MCP at `/mcp` and the console at `ui.path`."""
+    settings = core.settings
+    return [
+        McpPlugin(
+            settings,
+            service=hub.service,
+            toolbox=core.toolbox,
+            partners=core.partners,
+            skills=core.skills,
+            gate=hub.gate,
+        ),
+        ConsolePlugin(
+            settings,
+            store=core.store,
+            skills={key: skill.card for key, skill in core.skills.items()},
+            traffic=telemetry.metrics,
+        ),
+    ]
+
+
+def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Gate) -> AgentCard:
+    """The hub's card, checked against what the app serves.
+
+    Raises:
+        ConfigError: an extension names an unknown skill, or the card promises what is not
+            served.
+    """
+    card = build_card(settings, [skill.card for skill in skills.values()])
+    check_card(
+        card,
+        ServedFeatures(
+            push_notifications=True,
+            extended_card=gate.authenticator.enabled,
+            security_schemes=gate.authenticator.schemes,
+        ),
+    )
+    return card
+
+
+def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemetry) -> HubState:
+    """What the route handlers share, over the core."""
+    settings = core.settings
+    observability = Observability(
+        name=card.name,
+        store=core.store,
+        manager=core.manager,
+        partners=core.partners,
+        stats=core.stats,
+        gate=gate,
+        telemetry=telemetry,
+        metrics_public=settings.telemetry.metrics.public or not gate.authenticator.enabled,
+    )
+    if telemetry.metrics is not None:
+        telemetry.metrics.watch(observability.figures())
+    return HubState(
+        settings=settings,
+        observability=observability,
+        service=A2AService(manager=core.manager, card=CardDocument.render(card), push=core.push),
+        gate=gate,
+        gateway=Gateway(partners=core.partners, settings=settings, hub_card=card, store=core.store),
+        extensions=core.extensions,
+    )
+
+
+def _lifespan(core: HubCore, hub: HubState, telemetry: Telemetry) -> Lifespan:
+    """The app's own lifespan: the core, then the gateway and readiness; the doors' pieces
+    (the MCP door's task group) come after it, so they stop first."""
+    settings = hub.settings
+
+    def announce() -> None:
+        log.info(
+            "%s serves %s; tasks are kept in %s",
+            hub.observability.name,
+            ", ".join(core.skills),
+            describe_store(core.store),
+        )
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        # Current for everything the lifespan starts (skills, commits, push, gateway pumps).
+        with (
+            use_telemetry(telemetry),
+            hub_logs_shown(settings.server.log_level, settings.server.log_format),
+        ):
+            try:
+                # The gateway's partner streams end before the partners' HTTP client closes.
+                async with core.running(opened=announce), hub.gateway:
+                    hub.observability.started = True
+                    try:
+                        yield
+                    finally:
+                        hub.observability.started = False
+            finally:
+                if telemetry.tracer is not None:
+                    # Exports what is pending: blocking HTTP, off the event loop.
+                    await anyio.to_thread.run_sync(telemetry.tracer.shutdown)
+
+    return lifespan

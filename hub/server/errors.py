@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from litestar.exceptions import HTTPException
+from litestar.response import Response
 from pydantic import ValidationError
 
 from hub.errors import (
@@ -26,12 +29,18 @@ from hub.errors import (
 from hub.protocol.jsonrpc import violations_of
 
 __all__ = [
+    "JSON_MEDIA_TYPE",
     "as_protocol_error",
     "error_headers",
     "jsonrpc_error",
     "jsonrpc_http_status",
     "rest_error_body",
+    "rest_error_response",
 ]
+
+# One media type for every JSON answer of the HTTP+JSON binding, success or error: the one
+# §11.1 names for responses and §11.6 for `google.rpc.Status` (docs/protocol.md says why).
+JSON_MEDIA_TYPE = "application/json"
 
 log = logging.getLogger("hub.server")
 
@@ -119,6 +128,20 @@ def rest_error_body(error: ProtocolError) -> dict[str, Any]:
             "details": _details(error),
         }
     }
+
+
+def rest_error_response(
+    error: ProtocolError, *, headers: Mapping[str, str] | None = None
+) -> Response[bytes]:
+    """`error` as the HTTP+JSON binding answers it: its status, its `google.rpc.Status` body,
+    its headers (`error_headers`) after `headers`."""
+    body = json.dumps(rest_error_body(error), separators=(",", ":")).encode()
+    return Response(
+        content=body,
+        status_code=error.http_status,
+        media_type=JSON_MEDIA_TYPE,
+        headers={**(headers or {}), **error_headers(error)},
+    )
 
 
 def error_headers(error: ProtocolError) -> dict[str, str]:

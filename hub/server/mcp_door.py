@@ -18,22 +18,23 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import AsyncIterator, Callable, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from litestar import Request
+from litestar import Litestar, Request, asgi
+from litestar.config.app import AppConfig
+from litestar.plugins import InitPluginProtocol
 from litestar.types import Receive, Scope, Send
 
 from hub.config import Settings
 from hub.errors import ProtocolError, UnsupportedOperationError
 from hub.partners import Partners
 from hub.protocol.trace import CallScope
-from hub.server.errors import as_protocol_error
+from hub.server.errors import as_protocol_error, rest_error_response
 from hub.server.gate import Gate
-from hub.server.rest import rest_error_response
 from hub.server.service import A2AService
 from hub.skills.toolbox import Toolbox
 
@@ -45,7 +46,13 @@ if TYPE_CHECKING:
 
     from hub.mcp import HubMcpServer
 
-__all__ = ["MCP_PATH", "McpDoor", "allowed_hosts", "build_mcp_door", "refuse_without_the_extra"]
+__all__ = [
+    "MCP_PATH",
+    "McpDoor",
+    "McpPlugin",
+    "allowed_hosts",
+    "refuse_without_the_extra",
+]
 
 MCP_PATH = "/mcp"
 
@@ -189,28 +196,54 @@ async def refuse_without_the_extra(scope: Scope, receive: Receive, send: Send) -
     await response.to_asgi_response(app=None, request=Request(scope))(scope, receive, send)
 
 
-def build_mcp_door(
-    settings: Settings,
-    *,
-    service: A2AService,
-    toolbox: Toolbox,
-    partners: Partners,
-    skills: Collection[str],
-    gate: Gate,
-) -> McpDoor | None:
-    """The MCP door, or None when it is switched off or the `mcp` extra is not installed."""
-    if not settings.mcp.enabled or not mcp_extra_installed():
-        return None
+class McpPlugin(InitPluginProtocol):
+    """Mounts the MCP door at `/mcp` on the app when `mcp.enabled`, and runs its task group in
+    the app's lifespan, inside the hub's core: MCP calls end (canceling their tasks) while the
+    task manager still runs. Without the `mcp` extra, `/mcp` says how to install it.
 
-    def build() -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
+    Args:
+        settings: the hub's settings.
+        service: the hub's operations, which MCP tool calls run through.
+        toolbox: the tools MCP lists.
+        partners: the partners, whose changes change the tool list.
+        skills: the ids of the local skills served.
+        gate: the hub's gate.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        service: A2AService,
+        toolbox: Toolbox,
+        partners: Partners,
+        skills: Collection[str],
+        gate: Gate,
+    ) -> None:
+        self._enabled = settings.mcp.enabled
+        self._settings = settings
+        self._service = service
+        self._toolbox = toolbox
+        self._skills = skills
+        self._partners = partners
+        self.door = (
+            McpDoor(self._build, gate=gate, settings=settings)
+            if self._enabled and mcp_extra_installed()
+            else None
+        )
+        """The door (`a2a-hub mcp` serves its server on stdio); None when the door is off or
+        the extra is missing."""
+
+    def _build(self) -> tuple[HubMcpServer, StreamableHTTPASGIApp, StreamableHTTPSessionManager]:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from hub.mcp import Catalog, HubMcpServer
 
+        settings = self._settings
         server = HubMcpServer(
-            ops=service,
-            catalog=Catalog(toolbox, skills),
-            partners=partners,
+            ops=self._service,
+            catalog=Catalog(self._toolbox, self._skills),
+            partners=self._partners,
             name=settings.card.name,
             version=settings.card.version,
         )
@@ -221,4 +254,21 @@ def build_mcp_door(
         app, manager = server.http_app(security, max_body=settings.limits.max_body)
         return server, app, manager
 
-    return McpDoor(build, gate=gate, settings=settings)
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        if not self._enabled:
+            return app_config
+        door = self.door
+        serve = door if door is not None else refuse_without_the_extra
+
+        @asgi(MCP_PATH, is_mount=True, copy_scope=False)
+        async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+            await serve(scope, receive, send)
+
+        app_config.route_handlers.append(mcp_endpoint)
+        if door is not None:
+
+            def running(app: Litestar) -> AbstractAsyncContextManager[None]:
+                return door.running()
+
+            app_config.lifespan.append(running)
+        return app_config

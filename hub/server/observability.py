@@ -16,8 +16,8 @@ from litestar.response import Response
 
 from hub.errors import MethodNotFoundError, ProtocolError
 from hub.partners import Partners, StatsBook
+from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
-from hub.server.rest import rest_error_response
 from hub.store import TaskStore
 from hub.tasks import TaskManager
 from hub.telemetry import Telemetry

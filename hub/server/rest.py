@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from litestar import Request, delete, get, post
 from litestar.response import Response
 
-from hub.errors import MethodNotFoundError, ProtocolError
+from hub.errors import MethodNotFoundError
 from hub.protocol import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -23,7 +22,7 @@ from hub.protocol import (
 )
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.body import read_json_body
-from hub.server.errors import as_protocol_error, error_headers, rest_error_body
+from hub.server.errors import JSON_MEDIA_TYPE, as_protocol_error, rest_error_response
 from hub.server.extensions import answer_headers, extension_scope
 from hub.server.gate import StreamSlot
 from hub.server.operations import A2AOperations
@@ -33,25 +32,10 @@ from hub.server.version import check_version, requested_version
 from hub.tasks import TaskStream, Update
 from hub.telemetry.access import note_call, note_error
 
-__all__ = ["REST_ROUTES", "rest_error_response"]
+__all__ = ["REST_ROUTES"]
 
-# One media type for every JSON answer of this binding, success or error: the one §11.1 names
-# for responses and §11.6 for `google.rpc.Status` (docs/protocol.md says why).
-JSON_MEDIA_TYPE = "application/json"
 AnyRequest = Request[Any, Any, Any]
 Work = Callable[[A2AOperations, str], Awaitable[bytes | TaskStream]]
-
-
-def rest_error_response(
-    error: ProtocolError, *, headers: Mapping[str, str] | None = None
-) -> Response[bytes]:
-    body = json.dumps(rest_error_body(error), separators=(",", ":")).encode()
-    return Response(
-        content=body,
-        status_code=error.http_status,
-        media_type=JSON_MEDIA_TYPE,
-        headers={**(headers or {}), **error_headers(error)},
-    )
 
 
 async def _serve(

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from hub.config import Settings
-from hub.server.extensions import ExtensionPolicy
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
+from hub.server.observability import Observability
 from hub.server.operations import A2AOperations
 from hub.server.service import A2AService
-
-if TYPE_CHECKING:  # the door renders its refusals with the REST errors, which need the state
-    from hub.server.mcp_door import McpDoor
-    from hub.server.observability import Observability
+from hub.skills.extensions import ExtensionPolicy
 
 __all__ = ["HubState"]
 
@@ -28,8 +24,6 @@ class HubState:
     observability: Observability
     extensions: ExtensionPolicy = field(default_factory=ExtensionPolicy)
     """The extensions the hub's own endpoints declare and require (not the gateway's)."""
-    mcp: McpDoor | None = None
-    """The MCP door at `/mcp` (None when it is off or the `mcp` extra is missing)."""
 
     def service_for(self, agent_name: str | None) -> A2AOperations:
         """The operations a request is served with: the hub's own, or with `agent_name` (a

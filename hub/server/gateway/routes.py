@@ -18,9 +18,9 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS
-from hub.server.errors import as_protocol_error
+from hub.server.errors import as_protocol_error, rest_error_response
 from hub.server.jsonrpc import handle_jsonrpc
-from hub.server.rest import REST_ROUTES, rest_error_response
+from hub.server.rest import REST_ROUTES
 from hub.server.state import HubState
 
 __all__ = ["gateway_routes"]
