@@ -65,10 +65,10 @@ pytest: $(TEST_STAMP) postgres-server chromium
 
 test: style typecheck imports pytest
 
-# Everything but the end-to-end (hub processes), PostgreSQL and browser tests: under a
-# minute, for the edit-test loop. Their markers are set in tests/conftest.py.
+# For the edit-test loop: everything but the end-to-end (hub processes), PostgreSQL, browser
+# and slow tests (the markers of pyproject.toml).
 test-fast: $(TEST_STAMP)
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not e2e and not postgres and not browser"
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not e2e and not postgres and not browser and not slow"
 
 # `make bench BENCH="--targets hub-off,hub,hub-traces --scenarios send --concurrency 16"`
 BENCH ?=
