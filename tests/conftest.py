@@ -28,6 +28,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the slow kinds of test (registered in pyproject.toml) by where they live and what
     they use, so `make test-fast` can leave them out whatever directory they are in."""
     for item in items:
+        if not item.path.is_relative_to(TESTS):
+            continue
         module = item.path.relative_to(TESTS).as_posix()
         if module.startswith("e2e/") or module in PROCESS_TESTS:
             item.add_marker(pytest.mark.e2e)
