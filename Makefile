@@ -10,7 +10,8 @@ TEST_STAMP := $(VENV)/.installed-test
 # `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
 PORT   ?=
 
-.PHONY: run test lint typecheck pytest bench install postgres-server chromium clean
+.PHONY: run test test-fast lint style imports typecheck pytest bench install postgres-server \
+	chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +28,15 @@ install: $(TEST_STAMP)
 run: $(STAMP)
 	$(BIN)/a2a-hub serve $(if $(PORT),--port $(PORT))
 
-lint: $(TEST_STAMP)
+lint: style imports
+
+style: $(TEST_STAMP)
 	$(BIN)/ruff check hub tests bench
 	$(BIN)/ruff format --check hub tests bench
+
+# The package order of docs/architecture.md, as the contracts in pyproject.toml state it.
+imports: $(TEST_STAMP)
+	$(BIN)/lint-imports --no-cache --no-logo
 
 typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
@@ -56,7 +63,12 @@ PYTEST_WORKERS ?= 2
 pytest: $(TEST_STAMP) postgres-server chromium
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
-test: lint typecheck pytest
+test: style typecheck imports pytest
+
+# For the edit-test loop: everything but the end-to-end (hub processes), PostgreSQL, browser
+# and slow tests (the markers of pyproject.toml).
+test-fast: $(TEST_STAMP)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not e2e and not postgres and not browser and not slow"
 
 # `make bench BENCH="--targets hub-off,hub,hub-traces --scenarios send --concurrency 16"`
 BENCH ?=

@@ -130,6 +130,8 @@ def _mypy_strict(folder: Path, module: str, body: str) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # mypy's own bound is 600 s
 def test_a_users_skill_module_passes_mypy_strict_outside_the_repository(
     tmp_path: Path,
 ) -> None:
@@ -139,6 +141,8 @@ def test_a_users_skill_module_passes_mypy_strict_outside_the_repository(
     assert done.stdout.startswith("Success: no issues found in 1 source file")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # mypy's own bound is 600 s
 def test_mypy_catches_a_misspelled_name_strategy_and_state_in_a_users_module(
     tmp_path: Path,
 ) -> None:

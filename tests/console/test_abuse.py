@@ -48,6 +48,7 @@ async def two_browsers(settings: Settings) -> AsyncIterator[tuple[httpx.AsyncCli
         yield first, second
 
 
+@pytest.mark.slow
 async def test_anonymous_visits_past_the_session_store_sign_no_one_out() -> None:
     async with two_browsers(AUTH) as (operator, anonymous):
         await sign_in(operator)

@@ -34,6 +34,11 @@ from tests.e2e.partnerproc import Child, stop_all
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+MANY_PROCESSES = pytest.mark.timeout(900)
+"""The timeout of a test that runs many commands, each a process that loads the hub: it
+takes minutes on loaded cores, past the suite's default."""
+
 FRAGMENT = "<!-- example: "
 
 
@@ -129,6 +134,7 @@ def _cli_tour() -> list[str]:
     return [line.split("#", 1)[0].strip() for line in tour.text.splitlines() if line.strip()]
 
 
+@MANY_PROCESSES
 def test_the_readme_cli_tour_runs_against_a_real_hub(tmp_path: Path) -> None:
     served = tmp_path / "served.yaml"
     served.write_text(
@@ -306,6 +312,7 @@ SHELL = [
 ]
 
 
+@MANY_PROCESSES
 def test_the_readme_shell_examples_run_in_order(tmp_path: Path) -> None:
     # A fresh clone, as far as the examples read it: the settings and example programs.
     shutil.copytree(ROOT / "config", tmp_path / "config")
@@ -340,6 +347,7 @@ PARTNERS = {
 }
 
 
+@MANY_PROCESSES
 def test_the_partner_examples_of_tools_and_routing_run_against_a_partner_hub(
     tmp_path: Path,
 ) -> None:

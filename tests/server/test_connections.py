@@ -150,6 +150,7 @@ async def test_connections_that_never_finish_their_headers_take_no_slot_of_the_c
     assert attack.answered == 0
 
 
+@pytest.mark.slow
 async def test_half_open_connections_replaced_as_they_close_never_lock_clients_out() -> None:
     settings = {"header_timeout": 300, "max_connections": 4, "max_pending_per_address": 5}
     async with hub(**settings) as url, anyio.create_task_group() as group:

@@ -1085,6 +1085,7 @@ def assert_no_errors_logged(caplog: pytest.LogCaptureFixture) -> None:
     assert not errors, [record.getMessage() for record in errors]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(call=any_rpc_calls)
 # Found by this test: each of these was answered -32601 "method does not exist".
@@ -1128,6 +1129,7 @@ async def test_every_jsonrpc_request_gets_a_well_formed_answer(
     assert_no_errors_logged(caplog)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(call=rest_calls(any_task))
 async def test_every_rest_request_gets_a_status_shaped_answer_and_never_a_5xx(
@@ -1140,6 +1142,7 @@ async def test_every_rest_request_gets_a_status_shaped_answer_and_never_a_5xx(
     assert_no_errors_logged(caplog)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     call=weighted(
