@@ -39,6 +39,7 @@ import httpx
 from asgi_lifespan import LifespanManager
 
 from bench.target import REPO, Target, hub_command, start_server
+from hub.app import create_app
 from hub.config import Settings, StoreSettings
 from hub.protocol import (
     Artifact,
@@ -51,7 +52,6 @@ from hub.protocol import (
     new_id,
     utc_now,
 )
-from hub.server import create_app
 from hub.skills.echo import echo
 from hub.store import SqliteTaskStore, TaskRecord
 

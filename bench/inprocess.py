@@ -46,8 +46,8 @@ from litestar import Litestar
 from bench.otlp_sink import running_sink
 from bench.spread import spread
 from bench.target import pin_self
+from hub.app import create_app
 from hub.config import Settings, settle_default_skill
-from hub.server import create_app
 from hub.skills import configured_skills
 from hub.store import build_store
 from hub.telemetry.otel import SpanRecord

@@ -30,10 +30,10 @@ from asgi_lifespan import LifespanManager
 
 from bench.spread import spread
 from bench.target import pin_self
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings, SwarmSettings
 from hub.partners import Partners
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.swarm import swarm
 from hub.store import build_store
 

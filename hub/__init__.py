@@ -12,11 +12,11 @@ client commands do not load the server.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hub.app import create_app
     from hub.config import Settings, load_settings
     from hub.errors import ClientError, ConfigError, HubError, ProtocolError, SkillError
     from hub.protocol import Artifact, Message, Part, StateName, TaskState
     from hub.runtime import Hub
-    from hub.server import create_app
     from hub.skills import Skill, SkillContext, skill
     from hub.swarm import Strategy, SwarmResult
     from hub.tools import Tool, ToolResult
@@ -56,7 +56,7 @@ if not TYPE_CHECKING:
             "hub.errors": ["ClientError", "ConfigError", "HubError", "ProtocolError", "SkillError"],
             "hub.protocol": ["Artifact", "Message", "Part", "StateName", "TaskState"],
             "hub.runtime": ["Hub"],
-            "hub.server": ["create_app"],
+            "hub.app": ["create_app"],
             "hub.skills": ["Skill", "SkillContext", "skill"],
             "hub.swarm": ["Strategy", "SwarmResult"],
             "hub.tools": ["Tool", "ToolResult"],

@@ -41,12 +41,12 @@ from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskStatus
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.assembly import HubCore, build_core, build_partners
 from hub.config import Settings, load_settings, settle_default_skill
 from hub.errors import ConfigError
 from hub.partners import Partners
 from hub.registry import Registry, registry_for
-from hub.server import create_app
 from hub.server.connections import ServerConfig
 from hub.skills import LocalSkill, configured_skills
 from hub.skills.toolbox import Toolbox

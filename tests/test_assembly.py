@@ -10,12 +10,12 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import CardSettings, FederationSettings, Settings, StoreSettings
 from hub.errors import ExtensionSupportRequiredError
 from hub.protocol.trace import CallScope, use_scope
 from hub.registry import Registry
 from hub.runtime import Hub
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 

@@ -41,13 +41,13 @@ def test_the_real_tree_keeps_every_import_contract() -> None:
 
 def test_an_upward_import_breaks_the_layers_contract_and_is_named(tmp_path: Path) -> None:
     project = copy_of_project(tmp_path)
-    (project / "hub" / "store" / "upward.py").write_text("import hub.server.app\n")
+    (project / "hub" / "store" / "upward.py").write_text("import hub.server.rest\n")
 
     checked = lint_imports(project)
 
     assert checked.returncode == 1
     assert "hub's packages import only downward (docs/architecture.md) BROKEN" in checked.stdout
-    assert "hub.store.upward -> hub.server.app (l.1)" in checked.stdout
+    assert "hub.store.upward -> hub.server.rest (l.1)" in checked.stdout
 
 
 def test_an_import_between_independent_siblings_is_refused(tmp_path: Path) -> None:

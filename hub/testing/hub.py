@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import BreakerConfig
 from hub.config import Settings, StoreSettings
 from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
-from hub.server import create_app
 from hub.skills import LocalSkill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore, TaskStore

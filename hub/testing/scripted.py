@@ -10,9 +10,9 @@ from dataclasses import KW_ONLY, dataclass, field
 import anyio
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import CardSettings, ServerSettings, Settings, StoreSettings
 from hub.protocol import Message
-from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing.loopback import serve_on_loopback

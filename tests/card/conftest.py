@@ -6,8 +6,8 @@ from contextlib import asynccontextmanager
 import httpx
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import Settings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from tests.server.auth_hub import auth_skills
 

@@ -14,9 +14,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 from pydantic import ValidationError
 
+from hub.app import create_app
 from hub.config import CardSettings, LimitSettings, Settings
 from hub.errors import ConfigError
-from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
 from hub.store import MemoryTaskStore
 from tests.a2a_schema import v1_problems

@@ -17,8 +17,8 @@ from a2a.compat.v0_3 import types as sdk03
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import ServerSettings, Settings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from tests.a2a_schema import v1_problems

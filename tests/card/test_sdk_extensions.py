@@ -19,8 +19,8 @@ from a2a.utils.errors import ExtensionSupportRequiredError
 from google.protobuf.struct_pb2 import Struct
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import CardSettings, ServerSettings, Settings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 

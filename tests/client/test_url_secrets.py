@@ -17,12 +17,12 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import A2AClient, card_url, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import AuthSettings, CredentialSettings, LimitSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

@@ -14,6 +14,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from pydantic import ValidationError
 
+from hub.app import create_app
 from hub.config import (
     AuthSettings,
     CredentialSettings,
@@ -28,7 +29,6 @@ from hub.console.partner_board import shown_url
 from hub.partners import Partners
 from hub.protocol import Part
 from hub.registry import AgentEntry, Registry
-from hub.server import create_app
 from hub.skills import LocalSkill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore

@@ -22,8 +22,8 @@ import anyio
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 from tests.client.partners import sdk_jsonrpc

@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from hub import Part, SkillContext, skill
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
 

@@ -21,10 +21,10 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from hub import SkillContext, skill
+from hub.app import create_app
 from hub.client import A2AClient, build_http_client, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import SendMessageConfiguration, Task
-from hub.server import create_app
 from hub.skills import load_skills
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

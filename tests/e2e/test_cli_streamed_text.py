@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

@@ -27,10 +27,10 @@ from a2a.utils.errors import TaskNotFoundError
 from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
+from hub.app import create_app
 from hub.config import CardSettings, LimitSettings, ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

@@ -22,8 +22,8 @@ from a2a.types import (
 from google.protobuf import json_format
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import PushSettings, ServerSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.skills import Skill
 from hub.skills.echo import echo
 from hub.store import SqliteTaskStore

@@ -11,8 +11,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 from mcp import Client
 
+from hub.app import create_app
 from hub.config import LimitSettings, ServerSettings, Settings, SkillRef, StoreSettings
-from hub.server import create_app
 from hub.skills import load_skills
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

@@ -12,10 +12,10 @@ import pytest
 from litestar import Litestar
 from mcp import Client
 
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import AuthSettings, CredentialSettings, LimitSettings, Settings, StoreSettings
 from hub.errors import UnknownAgentError
 from hub.mcp import Catalog
@@ -20,7 +21,6 @@ from hub.partners import Conversations, Partners, PartnerView
 from hub.protocol import AgentSkill, SendMessageRequest, Task, TaskState, user_message
 from hub.protocol.trace import EVERY, Allowed, CallScope, use_scope
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.server.auth import Authenticator
 from hub.skills.delegate import delegate
 from hub.skills.toolbox import Toolbox

@@ -13,9 +13,9 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import AuthSettings, PushSettings, ServerSettings, Settings
 from hub.push import PushNotifier, Resolver
-from hub.server import create_app
 from hub.server.service import A2AService
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo

@@ -14,6 +14,7 @@ import anyio
 import httpx
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import (
     AuthSettings,
     CardSettings,
@@ -23,7 +24,6 @@ from hub.config import (
     PushSettings,
     Settings,
 )
-from hub.server import create_app
 from hub.skills import Skill, SkillContext, skill
 from hub.store import MemoryTaskStore
 from tests.server.conftest import hub_skills

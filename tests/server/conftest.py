@@ -7,8 +7,8 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import CardSettings, LimitSettings, Settings
-from hub.server import create_app
 from hub.server.gate import StreamSlot
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from hub.app import create_app
 from hub.config import (
     AuthSettings,
     CardSettings,
@@ -20,7 +21,6 @@ from hub.config import (
     load_settings,
 )
 from hub.errors import CardMismatchError, ConfigError
-from hub.server import create_app
 from hub.server.auth import Authenticator
 from hub.server.card import ServedFeatures, build_card, check_card
 from hub.store import MemoryTaskStore

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from hub.app import create_app
 from hub.config import CardSettings, Settings
 from hub.errors import CardMismatchError, ConfigError
-from hub.server import create_app
 from hub.server.card import ServedFeatures, build_card, check_card
 from hub.store import MemoryTaskStore
 

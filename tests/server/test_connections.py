@@ -19,8 +19,8 @@ import pytest
 from anyio.abc import SocketStream
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.server import create_app
 from hub.server.pending import address_group
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore

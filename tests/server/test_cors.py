@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from hub.app import create_app
 from hub.config import CorsSettings, Settings
-from hub.server import create_app
 from hub.store import MemoryTaskStore
 from tests.server.auth_hub import ALICE, auth_settings, auth_skills, serve_in_process
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from litestar import Litestar
 
-from hub.server import create_app
+from hub.app import create_app
 from hub.store import MemoryTaskStore
 from tests.server.conftest import hub_settings, hub_skills
 

@@ -19,7 +19,7 @@ from asgi_lifespan import LifespanManager
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from hub.server import create_app
+from hub.app import create_app
 from hub.server.cors import CARD_PATHS
 from hub.store import MemoryTaskStore
 from tests.server.auth_hub import (

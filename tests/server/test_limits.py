@@ -17,8 +17,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.config import AuthSettings, LimitSettings, Settings
-from hub.server import create_app
 from hub.server.auth import Caller
 from hub.server.gate import Gate
 from hub.server.ratelimit import RateLimiter

@@ -13,12 +13,12 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.protocol import JsonObject, Message, Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore

@@ -17,6 +17,7 @@ import pytest
 from litestar import Litestar
 from pydantic import SecretStr
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import (
     AuthSettings,
@@ -30,7 +31,6 @@ from hub.config import (
 from hub.partners import FederationPolicy, Partners
 from hub.protocol import Message, Part, Role, Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.federation import ERROR_METADATA_KEY, federation

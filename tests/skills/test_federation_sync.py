@@ -16,6 +16,7 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import (
     FederationPermission,
@@ -28,7 +29,6 @@ from hub.partners import FederationPolicy, Partners
 from hub.protocol import Task, TaskState
 from hub.protocol.trace import TRAIL_HEADER
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
 from hub.skills.federation import ERROR_METADATA_KEY, federation

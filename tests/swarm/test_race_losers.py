@@ -23,12 +23,12 @@ from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from litestar import Litestar
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.swarm import swarm
 from hub.store import ChildRecord, MemoryTaskStore, TaskStore

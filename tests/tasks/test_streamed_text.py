@@ -10,10 +10,10 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Artifact, Part, Task, TaskArtifactUpdateEvent, TaskState
-from hub.server import create_app
 from hub.store import SqliteTaskStore
 from hub.testing import serve_on_loopback
 from tests.streamed_text import REPEATS, WHOLE, hub_tokens, tokens

@@ -14,10 +14,10 @@ import pytest
 from litestar import Litestar
 from prometheus_client.parser import text_string_to_metric_families
 
+from hub.app import create_app
 from hub.config import Settings
 from hub.partners import Partners
 from hub.registry import load_registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.skills.echo import echo
 from hub.skills.swarm import swarm

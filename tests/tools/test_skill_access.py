@@ -12,13 +12,13 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.protocol.trace import DEADLINE_HEADER
 from hub.registry import Registry
-from hub.server import create_app
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback

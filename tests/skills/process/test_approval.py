@@ -12,8 +12,8 @@ import pytest
 from a2a.types import TaskState as SdkTaskState
 from asgi_lifespan import LifespanManager
 
+from hub.app import create_app
 from hub.config import Settings
-from hub.server import create_app
 from hub.skills import Skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore, SqliteTaskStore

@@ -33,7 +33,7 @@ from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
-from hub.server.gateway.routes import gateway_routes
+from hub.server.gateway_routes import gateway_routes
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.mcp_door import McpPlugin
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
