@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from hub.client import A2AClient
 from hub.errors import (
@@ -47,6 +48,7 @@ _CANCEL_WAIT = 5.0
 _NAME_WAIT = 300.0
 
 ClientSource = Callable[[], Awaitable[A2AClient]]
+_Outcome = TypeVar("_Outcome")
 
 
 class RemoteAgentTool(DefinedTool):
@@ -99,7 +101,9 @@ class RemoteAgentTool(DefinedTool):
         try:
             # A cancel scope costs; a call with no deadline goes without one.
             with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                reply = await _to_the_end(self, follow, client, message, metadata)
+                reply = await _to_the_end(
+                    _Detached(self, lambda pending: follow(client, message, metadata, pending))
+                )
         except TimeoutError:
             raise AgentTimeoutError(
                 f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
@@ -129,28 +133,52 @@ class RemoteAgentTool(DefinedTool):
     async def stream(self, **arguments: Any) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         """The partner's events for one message, as they come: `async with tool.stream(
         message="...") as events: ...`. A partner that does not stream yields its one answer.
+
+        A caller who gives up (is canceled) after an event named the partner's task cancels
+        that task itself if it wants it stopped; one who gives up before leaves it to the
+        stream, which still waits for the name (as a call does) and cancels the task then.
         """
         args = parse_arguments(self.name, arguments, self.skills)
         client = await self._client()
         message = await _in_its_context(client, args.to_message())
         metadata = args.metadata()
-        if client.card.capabilities.streaming:
-            async with client.stream(message, metadata=metadata) as events:
-                yield _noted(self.agent, events)
-            return
+        send, receive = anyio.create_memory_object_stream[StreamResponse]()
 
-        async def single() -> AsyncIterator[StreamResponse]:
-            pending = _Pending(self.agent)
-            try:
-                reply = await _send_and_poll(client, message, metadata, pending)
-            finally:
-                pending.release()
-            if isinstance(reply, Message):
-                yield StreamResponse(message=reply)
-            else:
-                yield StreamResponse(task=reply)
+        async def deliver(event: StreamResponse) -> None:
+            # A caller who gave up reads no more: the follow goes on without it.
+            with contextlib.suppress(anyio.BrokenResourceError):
+                await send.send(event)
 
-        yield single()
+        async def follow(pending: _Pending) -> None:
+            with send:
+                if not client.card.capabilities.streaming:
+                    reply = await _send_and_poll(client, message, metadata, pending)
+                    await deliver(_as_event(reply))
+                    return
+                async with client.stream(message, metadata=metadata) as events:
+                    async for event in events:
+                        pending.heard(event)
+                        await deliver(event)
+
+        detached = _Detached(self, follow)
+        relayed = _Relayed(receive, detached)
+        async with detached.running():
+            with receive:
+                try:
+                    yield relayed
+                except anyio.get_cancelled_exc_class():
+                    if not relayed.named:
+                        await detached.give_up()
+                    raise
+                finally:
+                    if not detached.given_up:
+                        detached.stop()
+
+
+def _as_event(reply: Task | Message) -> StreamResponse:
+    if isinstance(reply, Message):
+        return StreamResponse(message=reply)
+    return StreamResponse(task=reply)
 
 
 async def _in_its_context(client: A2AClient, message: Message) -> Message:
@@ -184,13 +212,24 @@ class _Pending:
     def seen(self, task: Task) -> None:
         """The partner's task as last seen; an ended one needs no cancel (one that asks a
         question does, when the call is given up)."""
-        self.task_id = None if task.status.state.is_terminal else task.id
-        if self.task_id is not None and self.task_id not in self._followed:
-            self._followed[self.task_id] = following_child(self.agent, self.task_id)
+        if not task.status.state.is_terminal and task.id not in self._followed:
+            self._followed[task.id] = following_child(self.agent, task.id)
+        self._named(task.id, task.status.state)
+
+    def heard(self, event: StreamResponse) -> None:
+        """An event of the partner's stream, as a stream relays it: its caller, not the
+        call, follows the task once the event reaches it."""
+        if event.task is not None:
+            self._named(event.task.id, event.task.status.state)
+        elif event.status_update is not None:
+            self._named(event.status_update.task_id, event.status_update.status.state)
+
+    def _named(self, task_id: str, state: TaskState) -> None:
+        self.task_id = None if state.is_terminal else task_id
         self.named = True
         if self.on_named is not None:
             self.on_named()
-        note_child(self.agent, task.id, task.status.state)
+        note_child(self.agent, task_id, state)
 
     async def abandon(self, tool: RemoteAgentTool) -> None:
         task_id, self.task_id = self.task_id, None
@@ -204,96 +243,135 @@ class _Pending:
         self._followed.clear()
 
 
-async def _noted(
-    agent: str, events: AsyncIterator[StreamResponse]
-) -> AsyncIterator[StreamResponse]:
-    """`events`, each partner task state in them reported to the ledger on the way."""
-    async for event in events:
-        if event.task is not None:
-            note_child(agent, event.task.id, event.task.status.state)
-        elif event.status_update is not None:
-            note_child(agent, event.status_update.task_id, event.status_update.status.state)
-        yield event
-
-
-Follow = Callable[[A2AClient, Message, dict[str, Any] | None, _Pending], Awaitable[Task | Message]]
-
-
-async def _to_the_end(
-    tool: RemoteAgentTool,
-    follow: Follow,
-    client: A2AClient,
-    message: Message,
-    metadata: dict[str, Any] | None,
-) -> Task | Message:
-    """`follow(...)`, in a task of its own, so that a caller who gives up need not wait for
-    the partner: that task then waits for the partner to name its task (a stream names it in
-    its first event, a blocking SendMessage only when it returns), stops following and
-    cancels the partner's task, so it is not orphaned.
+class _Detached(Generic[_Outcome]):
+    """A partner call's follow (`follow(pending)`), in a task of its own, so that a caller
+    who gives up need not wait for the partner: that task then waits for the partner to name
+    its task (a stream names it in its first event, a blocking SendMessage only when it
+    returns), stops following and cancels the partner's task, so it is not orphaned.
 
     Inside a running skill the task belongs to the delegation ledger and the caller leaves
     at once; elsewhere the caller waits for it (at most `_CANCEL_WAIT` for the name).
     """
-    pending = _Pending(tool.agent)
-    outcome: list[Task | Message | BaseException] = []
-    finished = anyio.Event()
-    # The follow runs in a cancel scope of its own, not a task group with a watcher task:
-    # a caller who gives up stops it through `pending` (once the partner names its task) or
-    # through the scope's deadline (when the partner takes longer than `patience` to name it).
-    following = anyio.CancelScope()
-    patience = _CANCEL_WAIT
-    given_up = False
 
-    def give_up() -> None:
-        nonlocal given_up
-        given_up = True
-        if pending.named:
-            following.cancel()
-        else:
-            pending.on_named = following.cancel
-            following.deadline = anyio.current_time() + patience
+    def __init__(
+        self, tool: RemoteAgentTool, follow: Callable[[_Pending], Awaitable[_Outcome]]
+    ) -> None:
+        self.pending = _Pending(tool.agent)
+        self.outcome: list[_Outcome | BaseException] = []
+        """The follow's result or exception; empty when it was stopped or cut."""
+        self.finished = anyio.Event()
+        self.given_up = False
+        self._tool = tool
+        self._follow = follow
+        # The follow runs in a cancel scope of its own, not a task group with a watcher task:
+        # a caller who gives up stops it through `pending` (once the partner names its task)
+        # or through the scope's deadline (when the partner takes longer than `patience` to
+        # name it).
+        self._following = anyio.CancelScope()
+        self._patience = _CANCEL_WAIT
 
-    async def run() -> None:
-        try:
-            with following:
-                try:
-                    outcome.append(await follow(client, message, metadata, pending))
-                except Exception as exc:  # handed to the caller below
-                    outcome.append(exc)
-            finished.set()
-            if given_up:
-                await pending.abandon(tool)
-        finally:
-            finished.set()
-            pending.release()
-
-    async def shielded() -> None:
-        with anyio.CancelScope(shield=True):
-            await run()
-
-    async def wait() -> None:
-        try:
-            await finished.wait()
-        except anyio.get_cancelled_exc_class():
-            if finished.is_set():  # the follow ended just as its caller gave up
-                await pending.abandon(tool)
-            else:
-                give_up()
-            raise
-
-    if in_background(run):
-        patience = _NAME_WAIT
-        await wait()
-    else:
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The follow runs while the block does, and after it when the caller gave up."""
+        if in_background(self._run):
+            self._patience = _NAME_WAIT
+            yield
+            return
+        failure: Exception | None = None
         async with anyio.create_task_group() as group:
-            group.start_soon(shielded)
-            await wait()
-    if not outcome:  # the ledger's group was stopped under the call: the hub is stopping
-        raise ConnectionLostError(f"the call to agent '{tool.agent}' was cut: the hub is stopping")
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+            group.start_soon(self._shielded)
+            try:
+                yield
+            except Exception as exc:  # the block's own, raised as it is, not in a group
+                self.stop()
+                failure = exc
+        if failure is not None:
+            raise failure
+
+    def stop(self) -> None:
+        """Stop following, leaving the partner's task as it is."""
+        self._following.cancel()
+
+    async def give_up(self) -> None:
+        """Stop following and cancel the partner's task, once the partner has named it."""
+        if self.finished.is_set():  # the follow ended just as its caller gave up
+            await self.pending.abandon(self._tool)
+            return
+        self.given_up = True
+        if self.pending.named:
+            self._following.cancel()
+        else:
+            self.pending.on_named = self._following.cancel
+            self._following.deadline = anyio.current_time() + self._patience
+
+    async def _run(self) -> None:
+        try:
+            with self._following:
+                try:
+                    self.outcome.append(await self._follow(self.pending))
+                except Exception as exc:  # handed to the caller
+                    self.outcome.append(exc)
+            self.finished.set()
+            if self.given_up:
+                await self.pending.abandon(self._tool)
+        finally:
+            self.finished.set()
+            self.pending.release()
+
+    async def _shielded(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self._run()
+
+    def result(self) -> _Outcome:
+        """The follow's result, or its exception raised."""
+        if not self.outcome:  # the ledger's group was stopped under the call: the hub stops
+            raise ConnectionLostError(
+                f"the call to agent '{self._tool.agent}' was cut: the hub is stopping"
+            )
+        result = self.outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+
+async def _to_the_end(detached: _Detached[_Outcome]) -> _Outcome:
+    """The detached follow's result, waited for; a caller who gives up leaves it to stop."""
+    async with detached.running():
+        try:
+            await detached.finished.wait()
+        except anyio.get_cancelled_exc_class():
+            await detached.give_up()
+            raise
+    return detached.result()
+
+
+class _Relayed:
+    """A detached stream's events as its caller reads them; the follow's failure is raised
+    after the last one."""
+
+    __slots__ = ("_detached", "_receive", "named")
+
+    def __init__(
+        self, receive: MemoryObjectReceiveStream[StreamResponse], detached: _Detached[None]
+    ) -> None:
+        self._receive = receive
+        self._detached = detached
+        self.named = False
+        """True once an event naming the partner's task has reached the caller."""
+
+    def __aiter__(self) -> _Relayed:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        try:
+            event = await self._receive.receive()
+        except anyio.EndOfStream:
+            await self._detached.finished.wait()
+            self._detached.result()
+            raise StopAsyncIteration from None
+        if event.task is not None or event.status_update is not None:
+            self.named = True
+        return event
 
 
 async def _follow_stream(
