@@ -41,10 +41,22 @@ __all__ = [
 ]
 
 
+# Seconds an idle connection is kept for reuse. A partner closes a kept-alive connection it
+# finds idle for long (uvicorn, and so the hub's own `server.idle_timeout`, after 5 s); a
+# request sent as that close crosses it is lost, and the partner reported unreachable (a
+# stream's opening request is not resent). httpx's own default is those same 5 s; dropping
+# the connection well before leaves the crossing to a loop that is seconds late.
+KEEPALIVE_EXPIRY = 2.0
+
+
 def connection_limits(max_connections: int = 512, max_keepalive: int = 64) -> httpx.Limits:
     """The connection pool's bounds: connections open at once, all partners together, and
-    idle connections kept for reuse."""
-    return httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
+    idle connections kept for reuse (each for at most `KEEPALIVE_EXPIRY` seconds)."""
+    return httpx.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=max_keepalive,
+        keepalive_expiry=KEEPALIVE_EXPIRY,
+    )
 
 
 def build_http_client(

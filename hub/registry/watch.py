@@ -95,6 +95,8 @@ class RegistryWatcher:
         self._racy = True
         self._digest: str | None = _UNSEEN_DIGEST
         self._failure: str | None = None
+        self.polls = 0
+        """Looks at the file the poller has finished: how a caller knows one has happened."""
 
     @property
     def registry(self) -> Registry:
@@ -172,6 +174,7 @@ class RegistryWatcher:
             except Exception as error:
                 # Not a mistake in the file but a fault in reading it: say so, keep polling.
                 self._report(f"{self._path}: {type(error).__name__}: {error}", unexpected=True)
+            self.polls += 1
 
     def _report(self, message: str, *, unexpected: bool = False) -> None:
         if message == self._failure:

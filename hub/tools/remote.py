@@ -8,7 +8,8 @@ within the partner's `timeout.deadline` and the caller's own deadline, whichever
 A call given up on (canceled, or past its deadline) cancels the partner's task, once the
 partner has named it. Inside a running skill the caller leaves at once and the delegation
 ledger's task group sees to that (`in_background`), waiting for the name at most
-`_NAME_WAIT`; elsewhere the caller waits for it, at most `_CANCEL_WAIT`.
+five minutes; elsewhere the caller waits for it, at most 5 s (`hub.tools.detached`). A stream
+given up on before an event named the partner's task does the same.
 
 Every partner task a call sees is reported to the delegation ledger (`note_child`), which
 records it under the hub task whose skill made the call.
@@ -27,15 +28,15 @@ from hub.client import A2AClient
 from hub.errors import (
     AgentTimeoutError,
     ClientError,
-    ConnectionLostError,
     InvalidAgentResponseError,
     ProtocolError,
 )
 from hub.protocol import AgentCard, Message, StreamResponse, Task, TaskState
-from hub.tasks.ledger import following_child, in_background, note_child
+from hub.tasks.ledger import note_child
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import describe_agent, tool_name
+from hub.tools.detached import CANCEL_WAIT, DetachedCall, Pending, RelayedEvents, to_the_end
 from hub.tools.result import TaskFold, ToolResult
 
 __all__ = ["TOOL_PREFIX", "RemoteAgentTool"]
@@ -43,8 +44,6 @@ __all__ = ["TOOL_PREFIX", "RemoteAgentTool"]
 TOOL_PREFIX = "a2a_"
 _POLL_FIRST = 0.05
 _POLL_MAX = 2.0
-_CANCEL_WAIT = 5.0
-_NAME_WAIT = 300.0
 
 ClientSource = Callable[[], Awaitable[A2AClient]]
 
@@ -99,7 +98,13 @@ class RemoteAgentTool(DefinedTool):
         try:
             # A cancel scope costs; a call with no deadline goes without one.
             with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                reply = await _to_the_end(self, follow, client, message, metadata)
+                reply = await to_the_end(
+                    DetachedCall(
+                        self.agent,
+                        self.cancel,
+                        lambda pending: follow(client, message, metadata, pending),
+                    )
+                )
         except TimeoutError:
             raise AgentTimeoutError(
                 f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
@@ -108,15 +113,15 @@ class RemoteAgentTool(DefinedTool):
 
     async def cancel(self, task_id: str) -> TaskState | None:
         """Cancel the partner's task `task_id`, also from a caller that is being canceled
-        itself (shielded, at most 5 s). A task that has already ended, or a partner that is
-        gone, leaves nothing to stop and is not an error.
+        itself (shielded, at most `CANCEL_WAIT` seconds). A task that has already ended, or a
+        partner that is gone, leaves nothing to stop and is not an error.
 
         Returns:
             The task's state after the cancel, or None when the partner did not say.
         """
         with (
             anyio.CancelScope(shield=True),
-            anyio.move_on_after(_CANCEL_WAIT),
+            anyio.move_on_after(CANCEL_WAIT),
             contextlib.suppress(ClientError, ProtocolError),
         ):
             client = await self._client()
@@ -129,28 +134,52 @@ class RemoteAgentTool(DefinedTool):
     async def stream(self, **arguments: Any) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         """The partner's events for one message, as they come: `async with tool.stream(
         message="...") as events: ...`. A partner that does not stream yields its one answer.
+
+        A caller who gives up (is canceled) after an event named the partner's task cancels
+        that task itself if it wants it stopped; one who gives up before leaves it to the
+        stream, which still waits for the name (as a call does) and cancels the task then.
         """
         args = parse_arguments(self.name, arguments, self.skills)
         client = await self._client()
         message = await _in_its_context(client, args.to_message())
         metadata = args.metadata()
-        if client.card.capabilities.streaming:
-            async with client.stream(message, metadata=metadata) as events:
-                yield _noted(self.agent, events)
-            return
+        send, receive = anyio.create_memory_object_stream[StreamResponse]()
 
-        async def single() -> AsyncIterator[StreamResponse]:
-            pending = _Pending(self.agent)
-            try:
-                reply = await _send_and_poll(client, message, metadata, pending)
-            finally:
-                pending.release()
-            if isinstance(reply, Message):
-                yield StreamResponse(message=reply)
-            else:
-                yield StreamResponse(task=reply)
+        async def deliver(event: StreamResponse) -> None:
+            # A caller who gave up reads no more: the follow goes on without it.
+            with contextlib.suppress(anyio.BrokenResourceError):
+                await send.send(event)
 
-        yield single()
+        async def follow(pending: Pending) -> None:
+            with send:
+                if not client.card.capabilities.streaming:
+                    reply = await _send_and_poll(client, message, metadata, pending)
+                    await deliver(_as_event(reply))
+                    return
+                async with client.stream(message, metadata=metadata) as events:
+                    async for event in events:
+                        pending.heard(event)
+                        await deliver(event)
+
+        detached = DetachedCall(self.agent, self.cancel, follow)
+        relayed = RelayedEvents(receive, detached)
+        async with detached.running():
+            with receive:
+                try:
+                    yield relayed
+                except anyio.get_cancelled_exc_class():
+                    if not relayed.named:
+                        await detached.give_up()
+                    raise
+                finally:
+                    if not detached.given_up:
+                        detached.stop()
+
+
+def _as_event(reply: Task | Message) -> StreamResponse:
+    if isinstance(reply, Message):
+        return StreamResponse(message=reply)
+    return StreamResponse(task=reply)
 
 
 async def _in_its_context(client: A2AClient, message: Message) -> Message:
@@ -163,141 +192,8 @@ async def _in_its_context(client: A2AClient, message: Message) -> Message:
     return message.model_copy(update={"context_id": task.context_id})
 
 
-class _Pending:
-    """The partner task a call is waiting for, so a call given up on cancels it there.
-
-    While the call runs, the delegation ledger leaves the tasks it follows to it
-    (`following_child`): `release` when the call is over.
-    """
-
-    __slots__ = ("_followed", "agent", "named", "on_named", "task_id")
-
-    def __init__(self, agent: str) -> None:
-        self.agent = agent
-        self.task_id: str | None = None
-        self.named = False
-        """True once the partner has named its task."""
-        self.on_named: Callable[[], None] | None = None
-        """Called when the partner names its task (the call given up on stops then)."""
-        self._followed: dict[str, Callable[[], None]] = {}
-
-    def seen(self, task: Task) -> None:
-        """The partner's task as last seen; an ended one needs no cancel (one that asks a
-        question does, when the call is given up)."""
-        self.task_id = None if task.status.state.is_terminal else task.id
-        if self.task_id is not None and self.task_id not in self._followed:
-            self._followed[self.task_id] = following_child(self.agent, self.task_id)
-        self.named = True
-        if self.on_named is not None:
-            self.on_named()
-        note_child(self.agent, task.id, task.status.state)
-
-    async def abandon(self, tool: RemoteAgentTool) -> None:
-        task_id, self.task_id = self.task_id, None
-        if task_id is not None:
-            await tool.cancel(task_id)
-
-    def release(self) -> None:
-        """The call is over: the tasks it followed are the ledger's again."""
-        for done in self._followed.values():
-            done()
-        self._followed.clear()
-
-
-async def _noted(
-    agent: str, events: AsyncIterator[StreamResponse]
-) -> AsyncIterator[StreamResponse]:
-    """`events`, each partner task state in them reported to the ledger on the way."""
-    async for event in events:
-        if event.task is not None:
-            note_child(agent, event.task.id, event.task.status.state)
-        elif event.status_update is not None:
-            note_child(agent, event.status_update.task_id, event.status_update.status.state)
-        yield event
-
-
-Follow = Callable[[A2AClient, Message, dict[str, Any] | None, _Pending], Awaitable[Task | Message]]
-
-
-async def _to_the_end(
-    tool: RemoteAgentTool,
-    follow: Follow,
-    client: A2AClient,
-    message: Message,
-    metadata: dict[str, Any] | None,
-) -> Task | Message:
-    """`follow(...)`, in a task of its own, so that a caller who gives up need not wait for
-    the partner: that task then waits for the partner to name its task (a stream names it in
-    its first event, a blocking SendMessage only when it returns), stops following and
-    cancels the partner's task, so it is not orphaned.
-
-    Inside a running skill the task belongs to the delegation ledger and the caller leaves
-    at once; elsewhere the caller waits for it (at most `_CANCEL_WAIT` for the name).
-    """
-    pending = _Pending(tool.agent)
-    outcome: list[Task | Message | BaseException] = []
-    finished = anyio.Event()
-    # The follow runs in a cancel scope of its own, not a task group with a watcher task:
-    # a caller who gives up stops it through `pending` (once the partner names its task) or
-    # through the scope's deadline (when the partner takes longer than `patience` to name it).
-    following = anyio.CancelScope()
-    patience = _CANCEL_WAIT
-    given_up = False
-
-    def give_up() -> None:
-        nonlocal given_up
-        given_up = True
-        if pending.named:
-            following.cancel()
-        else:
-            pending.on_named = following.cancel
-            following.deadline = anyio.current_time() + patience
-
-    async def run() -> None:
-        try:
-            with following:
-                try:
-                    outcome.append(await follow(client, message, metadata, pending))
-                except Exception as exc:  # handed to the caller below
-                    outcome.append(exc)
-            finished.set()
-            if given_up:
-                await pending.abandon(tool)
-        finally:
-            finished.set()
-            pending.release()
-
-    async def shielded() -> None:
-        with anyio.CancelScope(shield=True):
-            await run()
-
-    async def wait() -> None:
-        try:
-            await finished.wait()
-        except anyio.get_cancelled_exc_class():
-            if finished.is_set():  # the follow ended just as its caller gave up
-                await pending.abandon(tool)
-            else:
-                give_up()
-            raise
-
-    if in_background(run):
-        patience = _NAME_WAIT
-        await wait()
-    else:
-        async with anyio.create_task_group() as group:
-            group.start_soon(shielded)
-            await wait()
-    if not outcome:  # the ledger's group was stopped under the call: the hub is stopping
-        raise ConnectionLostError(f"the call to agent '{tool.agent}' was cut: the hub is stopping")
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
-
-
 async def _follow_stream(
-    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: Pending
 ) -> Task | Message:
     fold = TaskFold(follow_up=bool(message.task_id))
     async with client.stream(message, metadata=metadata) as events:
@@ -319,7 +215,7 @@ async def _follow_stream(
 
 
 async def _send_and_poll(
-    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: _Pending
+    client: A2AClient, message: Message, metadata: dict[str, Any] | None, pending: Pending
 ) -> Task | Message:
     reply = await client.send(message, metadata=metadata)
     if isinstance(reply, Message):
@@ -327,7 +223,7 @@ async def _send_and_poll(
     return await _poll(client, reply, pending)
 
 
-async def _poll(client: A2AClient, task: Task, pending: _Pending) -> Task:
+async def _poll(client: A2AClient, task: Task, pending: Pending) -> Task:
     delay = _POLL_FIRST
     while True:
         settled = task.status.state.is_terminal or task.status.state.is_interrupted

@@ -52,7 +52,7 @@ class EchoOrWaitExecutor(AgentExecutor):
         await updater.cancel()
 
 
-_ECHO = AgentSkill(id="echo", name="Echo", description="echoes", tags=["echo"])
+ECHO = AgentSkill(id="echo", name="Echo", description="echoes", tags=["echo"])
 
 
 def _sdk(url: str, binding: str, version: str) -> Starlette:
@@ -61,7 +61,7 @@ def _sdk(url: str, binding: str, version: str) -> Starlette:
         EchoOrWaitExecutor(),
         name=f"sdk-{binding.lower()}-{version}",
         description="a2a-sdk partner for the client tests",
-        skill=_ECHO,
+        skill=ECHO,
         binding=binding,
         version=version,
     )

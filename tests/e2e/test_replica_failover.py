@@ -4,9 +4,7 @@ restart under running replicas costs the requests made meanwhile a clear 503, no
 
 from __future__ import annotations
 
-import itertools
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,41 +17,13 @@ from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED
 from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
 
 from . import rpc
+from .load import Load
 from .partnerproc import PartnerSpec, agents_for, hub_processes, partner_processes
 from .replica_skills import GATES_ENV, MARKS_ENV, Gates
 from .test_replicas import Subscriber, Webhook, replica_config, states, watch_with_push
 
 SLOW = PartnerSpec(name="slow", behaviour="slow", delay=60)
 NO_AUTH: dict[str, str] = {}
-
-
-class Load:
-    """Echo messages sent round-robin to every replica from a thread, until stopped; the
-    tasks the replicas acknowledged, by id."""
-
-    def __init__(self, urls: list[str]) -> None:
-        self.acknowledged: dict[str, str] = {}
-        self._urls = urls
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._send, daemon=True)
-
-    def __enter__(self) -> Load:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _send(self) -> None:
-        for url in itertools.cycle(self._urls):
-            if self._stop.is_set():
-                return
-            try:
-                task = rpc.send(url, "load")
-            except (httpx.TransportError, AssertionError):
-                continue  # the killed replica: nothing was acknowledged
-            self.acknowledged[task["id"]] = url
 
 
 def _children_reconciled(url: str, task_id: str) -> dict[str, Any] | None:

@@ -6,18 +6,17 @@ once when it starts and once when it ends."""
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
 from hub.tasks.listing import INTERRUPTED_BY_RESTART
 from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
 
 from . import rpc
+from .load import Load
 from .partnerproc import Child, hub_child, stop_all
 from .replica_skills import MARKS_ENV
 from .test_replicas import Subscriber, states
@@ -62,41 +61,6 @@ def own_cluster() -> Iterator[PostgresCluster]:
         yield cluster
 
 
-class Load:
-    """Echo messages sent round-robin to the replicas from a thread until stopped; the
-    ids of the tasks they acknowledged (a refusal acknowledged nothing)."""
-
-    def __init__(self, urls: list[str]) -> None:
-        self.acknowledged: list[str] = []
-        self.refused = 0
-        self._urls = urls
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._send, daemon=True)
-
-    def __enter__(self) -> Load:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _send(self) -> None:
-        n = 0
-        while not self._stop.is_set():
-            url = self._urls[n % len(self._urls)]
-            n += 1
-            try:
-                reply = rpc.post(url, "SendMessage", {"message": rpc.message("load")}).json()
-            except httpx.TransportError:
-                continue  # a replica stopped: nothing was acknowledged
-            if "result" in reply:
-                self.acknowledged.append(reply["result"]["task"]["id"])
-            else:
-                assert reply["error"]["data"][0]["reason"] == "STORE_UNAVAILABLE", reply
-                self.refused += 1
-
-
 def _answers(url: str) -> bool | None:
     return True if "result" in rpc.post(url, "ListTasks", {}).json() else None
 
@@ -132,7 +96,7 @@ def test_every_acknowledged_task_ends_and_every_subscriber_sees_it_after_a_postg
                 Subscriber(watch[n % len(watch)], task["id"], headers=NO_AUTH).start()
                 for n, task in enumerate(started)
             ]
-            with Load(urls) as load:
+            with Load(urls, refusal="STORE_UNAVAILABLE") as load:
                 rpc.wait_for(lambda: load.acknowledged or None, what="a first echo task")
                 own_cluster.restart()
                 for url in urls:

@@ -4,7 +4,8 @@ the tool, a reloaded agents.yaml changes the partners, and a failing partner is 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -170,7 +171,32 @@ async def test_check_shows_an_open_breaker(tmp_path: Path) -> None:
     assert not health.ok
 
 
-async def test_an_edited_agents_yaml_adds_changes_and_removes_partners(tmp_path: Path) -> None:
+class _Warned(logging.Handler):
+    """Set once a warning is logged."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self._event = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._event.set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+@pytest.fixture
+def warned() -> Iterator[_Warned]:
+    """Warnings of the agents.yaml watcher."""
+    handler, logger = _Warned(), logging.getLogger("hub.registry.watch")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)
+
+
+async def test_an_edited_agents_yaml_adds_changes_and_removes_partners(
+    tmp_path: Path, warned: _Warned
+) -> None:
     path = tmp_path / "agents.yaml"
     registry = registry_file(path, {"a": "http://127.0.0.1:9", "b": "http://127.0.0.1:10"})
     reloads: list[anyio.Event] = [anyio.Event(), anyio.Event()]
@@ -198,7 +224,8 @@ async def test_an_edited_agents_yaml_adds_changes_and_removes_partners(tmp_path:
         assert partners.breaker("a") is not breaker_a, "a changed partner starts afresh"
 
         path.write_text("version: 1\nagents:\n  - name: a\n    urll: x\n", encoding="utf-8")
-        await anyio.sleep(0.3)
+        with anyio.fail_after(30):  # the watcher warns once it has read the broken edit
+            await warned.wait()
         assert partners.entry("a").url == "http://127.0.0.1:12", "a broken edit keeps the last good"
 
 
@@ -214,12 +241,12 @@ async def test_a_card_that_cannot_be_read_names_the_partner_and_the_cause(
     assert isinstance(caught.value.__cause__.__cause__, AgentUnreachableError)
 
 
-async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_it(
-    scripted: tuple[str, ScriptedAgent], tmp_path: Path
-) -> None:
-    url, agent = scripted
+def _names_late(agent: ScriptedAgent, url: str, task_id: str) -> tuple[anyio.Event, anyio.Event]:
+    """Script `agent` as a streaming partner that names its task `task_id` only once the
+    test sets the second event (the caller gone), after it set the first (the request in);
+    a cancel of it succeeds."""
     agent.routes[CARD_GET] = respond(200, _card(url, description="d", skills=["echo"]))
-    task = {"id": "late-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
+    task = {"id": task_id, "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
     received = anyio.Event()
     given_up = anyio.Event()
 
@@ -237,27 +264,67 @@ async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_i
 
     agent.routes["SendStreamingMessage"] = slow_to_name
     agent.routes["CancelTask"] = rpc_result({**task, "status": {"state": "TASK_STATE_CANCELED"}})
+    return received, given_up
+
+
+async def _give_up_once_received(
+    received: anyio.Event, given_up: anyio.Event | None, work: Callable[[], Awaitable[object]]
+) -> bool:
+    """Run `work`, canceled once the partner has the message (a fixed delay could run out
+    before the request is even sent on a busy machine, leaving nothing to cancel); then set
+    `given_up`. Whether the cancel was what ended it."""
+    with anyio.fail_after(30), anyio.CancelScope() as gave_up:
+        async with anyio.create_task_group() as group:
+
+            async def give_up_once_sent() -> None:
+                await received.wait()
+                gave_up.cancel()
+                if given_up is not None:
+                    given_up.set()
+
+            group.start_soon(give_up_once_sent)
+            await work()
+    return gave_up.cancelled_caught
+
+
+async def test_a_call_given_up_before_the_partner_names_its_task_still_cancels_it(
+    scripted: tuple[str, ScriptedAgent], tmp_path: Path
+) -> None:
+    url, agent = scripted
+    received, given_up = _names_late(agent, url, "late-1")
     registry = registry_file(tmp_path / "agents.yaml", {"slow": url})
 
     async with Partners(registry) as partners:
-        # The caller gives up once the partner has the message (a fixed delay could run out
-        # before the request is even sent on a busy machine, leaving nothing to cancel); the
-        # call then waits for the task's name, not for the task, which never ends here.
-        with anyio.fail_after(30), anyio.CancelScope() as gave_up:
-            async with anyio.create_task_group() as group:
+        # The call then waits for the task's name, not for the task, which never ends here.
+        gave_up = await _give_up_once_received(
+            received, given_up, lambda: partners["slow"].call(message="hello")
+        )
 
-                async def give_up_once_sent() -> None:
-                    await received.wait()
-                    gave_up.cancel()
-                    given_up.set()
-
-                group.start_soon(give_up_once_sent)
-                await partners["slow"].call(message="hello")
-
-    assert gave_up.cancelled_caught
+    assert gave_up
     assert agent.calls["CancelTask"] == 1
     cancel = next(c for c in agent.seen if c.key == "CancelTask")
     assert cancel.document["params"]["id"] == "late-1"
+
+
+async def test_a_stream_given_up_before_the_partner_names_its_task_still_cancels_it(
+    scripted: tuple[str, ScriptedAgent], tmp_path: Path
+) -> None:
+    url, agent = scripted
+    received, given_up = _names_late(agent, url, "late-3")
+    registry = registry_file(tmp_path / "agents.yaml", {"slow": url})
+
+    async def read() -> None:
+        async with partners["slow"].stream(message="hello") as events:
+            async for _ in events:
+                pass
+
+    async with Partners(registry) as partners:
+        gave_up = await _give_up_once_received(received, given_up, read)
+
+    assert gave_up
+    assert agent.calls["CancelTask"] == 1
+    cancel = next(c for c in agent.seen if c.key == "CancelTask")
+    assert cancel.document["params"]["id"] == "late-3"
 
 
 async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
@@ -269,10 +336,11 @@ async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
     )
     task = {"id": "late-2", "contextId": "c-2", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}
     received = anyio.Event()
+    given_up = anyio.Event()
 
     async def slow_to_answer(call: Call, receive: Receive, send: Send) -> None:
         received.set()
-        await anyio.sleep(0.5)  # a blocking SendMessage: the task is named when it returns
+        await given_up.wait()  # a blocking SendMessage: the task is named when it returns
         await rpc_result({"task": task})(call, receive, send)
 
     agent.routes["SendMessage"] = slow_to_answer
@@ -280,19 +348,11 @@ async def test_a_blocking_send_given_up_on_is_waited_for_and_its_task_canceled(
     registry = registry_file(tmp_path / "agents.yaml", {"blocking": url})
 
     async with Partners(registry) as partners:
-        # The caller gives up once the partner has the message (a fixed delay could run out
-        # before the request is even sent on a busy machine, leaving nothing to cancel).
-        with anyio.CancelScope() as gave_up:
-            async with anyio.create_task_group() as group:
+        gave_up = await _give_up_once_received(
+            received, given_up, lambda: partners["blocking"].call(message="hello")
+        )
 
-                async def give_up_once_sent() -> None:
-                    await received.wait()
-                    gave_up.cancel()
-
-                group.start_soon(give_up_once_sent)
-                await partners["blocking"].call(message="hello")
-
-    assert gave_up.cancelled_caught
+    assert gave_up
     assert agent.calls["CancelTask"] == 1
     cancel = next(c for c in agent.seen if c.key == "CancelTask")
     assert cancel.document["params"]["id"] == "late-2"

@@ -9,7 +9,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
+from a2a.server.agent_execution import RequestContext
+from a2a.server.events import EventQueue
 from litestar import Litestar
+from starlette.applications import Starlette
 
 from hub.app import create_app
 from hub.client import A2AClient, user_message
@@ -21,7 +24,8 @@ from hub.skills import SkillContext, skill
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from tests.client.partners import WAIT, sdk_jsonrpc
+from tests.client.partners import ECHO, WAIT, EchoOrWaitExecutor, sdk_jsonrpc
+from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -137,6 +141,18 @@ async def test_an_unknown_partner_fails_the_task_naming_the_known_ones(hub: A2AC
     assert "echoer" in task.status.message.text()
 
 
+async def _until_canceled_there(partner_url: str) -> list[Task]:
+    """The partner's tasks, once its first one is canceled."""
+    async with httpx.AsyncClient() as http:
+        partner = await A2AClient.from_url(partner_url, http=http)
+        with anyio.fail_after(30):
+            while True:
+                tasks = (await partner.list_tasks()).tasks
+                if tasks and tasks[0].status.state is TaskState.CANCELED:
+                    return tasks
+                await anyio.sleep(0.05)
+
+
 async def test_canceling_the_hub_task_cancels_the_partners_task(
     hub: A2AClient, echo_url: str
 ) -> None:
@@ -146,16 +162,55 @@ async def test_canceling_the_hub_task_cancels_the_partners_task(
                 if event.task is not None:
                     task_id = event.task.id
                 if event.status_update is not None:
-                    break  # "delegated to 'echoer'": the partner has the message
-        await anyio.sleep(0.5)
+                    break  # "delegated to 'echoer'": the message is on its way to the partner
+        # Canceled at once: the partner may not have named its task yet, or even have it.
         canceled = await hub.cancel(task_id)
-        async with httpx.AsyncClient() as http:
-            partner = await A2AClient.from_url(echo_url, http=http)
-            while True:
-                tasks = (await partner.list_tasks()).tasks
-                if tasks and tasks[0].status.state is TaskState.CANCELED:
-                    break
-                await anyio.sleep(0.05)
+    tasks = await _until_canceled_there(echo_url)
+
+    assert canceled.status.state is TaskState.CANCELED
+    assert len(tasks) == 1
+
+
+class _NamesLate(EchoOrWaitExecutor):
+    """Names its task only once let go (`go`): until then the partner has the message
+    (`received`) but the hub cannot know the task's id."""
+
+    def __init__(self) -> None:
+        self.received = anyio.Event()
+        self.go = anyio.Event()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        self.received.set()
+        await self.go.wait()
+        await super().execute(context, event_queue)
+
+
+async def test_a_hub_task_canceled_before_the_partner_names_its_task_cancels_it_once_named(
+    tmp_path: Path,
+) -> None:
+    late = _NamesLate()
+
+    def partner(url: str) -> Starlette:
+        return sdk_agent(url, late, name="late", description="names its task late", skill=ECHO)
+
+    async with serve_on_loopback(partner) as partner_url:
+        path = tmp_path / "agents.yaml"
+        path.write_text(f"version: 1\nagents:\n  - name: late\n    url: {partner_url}\n")
+        async with (
+            serve_on_loopback(_hub(load_registry(path))) as url,
+            httpx.AsyncClient() as http,
+        ):
+            hub = await A2AClient.from_url(url, http=http)
+            with anyio.fail_after(30):
+                async with hub.stream(user_message(WAIT), metadata={"agent": "late"}) as events:
+                    async for event in events:
+                        if event.task is not None:
+                            task_id = event.task.id
+                            break
+                await late.received.wait()
+                canceled = await hub.cancel(task_id)
+                late.go.set()
+            tasks = await _until_canceled_there(partner_url)
 
     assert canceled.status.state is TaskState.CANCELED
     assert len(tasks) == 1

@@ -171,14 +171,22 @@ async def _until(arrived: Callable[[], bool]) -> None:
             await anyio.sleep(0.01)
 
 
+def _round_over(batches: SpanBatches) -> None:
+    """Return once the exporting thread's round (the one under way, if any) is over: it
+    exports under this lock."""
+    with batches._exporting:
+        pass
+
+
 async def test_spans_leave_in_batches_of_the_configured_size() -> None:
     receiver = OtlpReceiver()
     async with serve_on_loopback(receiver) as collector:
         batches = _batches(collector, schedule_delay=60, max_export_batch_size=4)
         _record(_tracer(batches), 10)
         await _until(lambda: receiver.exports >= 2)
-        # Two whole batches left at once; the two spans left over wait for the schedule.
-        await anyio.sleep(0.2)
+        # Two whole batches left at once; the two spans left over wait for the schedule: once
+        # the exporting thread's round is over, what it left is left until then.
+        await anyio.to_thread.run_sync(_round_over, batches)
         assert (receiver.exports, len(receiver.spans)) == (2, 8)
         await anyio.to_thread.run_sync(batches.shutdown)
     assert (receiver.exports, len(receiver.spans)) == (3, 10)
