@@ -6,7 +6,6 @@ Every partner answers "hello"-style text with an echo artifact and a completed t
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +21,12 @@ from a2a.types.a2a_pb2 import (
 from litestar import Litestar
 from starlette.applications import Starlette
 
-from hub.testing import ScriptedAgent, answer
+from hub.app import create_app
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.protocol import Part
+from hub.skills import Skill, SkillContext, skill
+from hub.skills.echo import echo
+from hub.store import MemoryTaskStore
 from tests.sdk_agents import sdk_agent
 
 WAIT = "wait"
@@ -82,7 +86,24 @@ def sdk_v03(url: str) -> Starlette:
     return _sdk(url, "JSONRPC", "0.3")
 
 
+@skill(id="router", description="echoes, or works until canceled when asked to wait")
+async def router(ctx: SkillContext) -> list[Part]:
+    if ctx.message.text() == WAIT:
+        await ctx.progress("waiting")
+        await anyio.sleep_forever()
+    return list(ctx.message.parts)
+
+
 def hub_partner(tmp_path: Path) -> Callable[[str], Litestar]:
-    """The hub itself, echoing (or working until canceled on "wait")."""
-    waits = answer("", delay=math.inf, progress="waiting")
-    return ScriptedAgent(skill_id="router", replies={WAIT: waits}).app
+    """The hub itself, its default skill echoing (or waiting on "wait")."""
+    skills: dict[str, Skill] = {s.skill_id: s for s in (echo, router)}
+
+    def build(url: str) -> Litestar:
+        settings = Settings(
+            server=ServerSettings(public_url=url),
+            store=StoreSettings(kind="memory"),
+            default_skill="router",
+        )
+        return create_app(settings, store=MemoryTaskStore(), skills=skills)
+
+    return build
