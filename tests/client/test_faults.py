@@ -277,13 +277,7 @@ async def test_a_dropped_stream_resumes_without_losing_or_repeating_an_event(
         sse([_snapshot("a", "b", "c"), working, _chunk("d", append=True)], then="close"),
         sse([_snapshot("a", "b", "c", "d"), _status("TASK_STATE_COMPLETED")], then="close"),
     )
-    client = client_for(url, http)
-
-    with anyio.fail_after(10):
-        async with client.stream(user_message("hi")) as stream:
-            events = [event async for event in stream]
-
-    assert [_describe(event) for event in events] == [
+    assert await _streamed(url, http) == [
         "task TASK_STATE_WORKING",
         "status TASK_STATE_WORKING",
         "artifact a",
@@ -308,13 +302,7 @@ async def test_a_resumed_stream_adds_only_the_text_a_joined_snapshot_has_more(
         [_snapshot("Hello, wor"), _chunk("ld!", append=True), _status("TASK_STATE_COMPLETED")],
         then="close",
     )
-    client = client_for(url, http)
-
-    with anyio.fail_after(10):
-        async with client.stream(user_message("hi")) as stream:
-            events = [event async for event in stream]
-
-    assert [_describe(event) for event in events] == [
+    assert await _streamed(url, http) == [
         "task TASK_STATE_WORKING",
         "artifact Hel",
         "artifact +lo",
@@ -332,13 +320,7 @@ async def test_a_chunk_that_repeats_the_one_before_is_not_dropped(
     scripted.routes["SendStreamingMessage"] = sse(
         [{"task": TASK}, *chunks, _status("TASK_STATE_COMPLETED")], then="close"
     )
-    client = client_for(url, http)
-
-    with anyio.fail_after(10):
-        async with client.stream(user_message("hi")) as stream:
-            events = [event async for event in stream]
-
-    assert [_describe(event) for event in events] == [
+    assert await _streamed(url, http) == [
         "task TASK_STATE_WORKING",
         "artifact ha",
         "artifact +ha",
@@ -357,16 +339,18 @@ async def test_a_stream_whose_task_ended_while_cut_is_finished_from_get_task(
         200, json.dumps({"jsonrpc": "2.0", "id": 1, "error": refused}).encode()
     )
     scripted.routes["GetTask"] = rpc_result(DONE)
-    client = client_for(url, http)
-
-    with anyio.fail_after(10):
-        async with client.stream(user_message("hi")) as stream:
-            events = [event async for event in stream]
-
-    assert [_describe(event) for event in events] == [
+    assert await _streamed(url, http) == [
         "task TASK_STATE_WORKING",
         "status TASK_STATE_COMPLETED",
     ]
+
+
+async def _streamed(url: str, http: httpx.AsyncClient) -> list[str]:
+    """Every event one streamed call yields, each described in a line."""
+    client = client_for(url, http)
+    with anyio.fail_after(10):
+        async with client.stream(user_message("hi")) as stream:
+            return [_describe(event) async for event in stream]
 
 
 def _describe(event: StreamResponse) -> str:
