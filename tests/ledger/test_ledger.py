@@ -5,6 +5,7 @@ no live partner task behind, and a restart reconciles what the last run left liv
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -71,6 +72,13 @@ def _hub(store: TaskStore, agents_yaml: Path) -> Callable[[str], Litestar]:
     return build
 
 
+@asynccontextmanager
+async def _hub_client(store: TaskStore, agents_yaml: Path) -> AsyncIterator[A2AClient]:
+    """A client of a hub served on loopback over `store`, for as long as the block runs."""
+    async with serve_on_loopback(_hub(store, agents_yaml)) as url, httpx.AsyncClient() as http:
+        yield await A2AClient.from_url(url, http=http)
+
+
 async def _partner_task(partner_url: str, task_id: str, state: TaskState) -> Task:
     """The partner's task `task_id` once it reaches `state` (bounded wait)."""
     async with httpx.AsyncClient() as http:
@@ -101,8 +109,7 @@ async def test_a_delegated_task_is_recorded_under_its_hub_task(
     agents_yaml: Path, tmp_path: Path
 ) -> None:
     store = SqliteTaskStore(tmp_path / "tasks.db")
-    async with serve_on_loopback(_hub(store, agents_yaml)) as url, httpx.AsyncClient() as http:
-        hub = await A2AClient.from_url(url, http=http)
+    async with _hub_client(store, agents_yaml) as hub:
         with anyio.fail_after(15):
             task = await hub.send(user_message("hello"), metadata={"agent": "echoer"})
         assert isinstance(task, Task)
@@ -118,8 +125,7 @@ async def test_canceling_a_hub_task_cancels_its_child_and_the_ledger_says_so(
     agents_yaml: Path, partner_url: str, tmp_path: Path
 ) -> None:
     store = SqliteTaskStore(tmp_path / "tasks.db")
-    async with serve_on_loopback(_hub(store, agents_yaml)) as url, httpx.AsyncClient() as http:
-        hub = await A2AClient.from_url(url, http=http)
+    async with _hub_client(store, agents_yaml) as hub:
         with anyio.fail_after(15):
             async with hub.stream(user_message(WAIT), metadata={"agent": "echoer"}) as events:
                 async for event in events:
@@ -140,8 +146,7 @@ async def test_a_task_that_ends_with_a_child_still_working_has_the_child_cancele
     agents_yaml: Path, partner_url: str, tmp_path: Path
 ) -> None:
     store = SqliteTaskStore(tmp_path / "tasks.db")
-    async with serve_on_loopback(_hub(store, agents_yaml)) as url, httpx.AsyncClient() as http:
-        hub = await A2AClient.from_url(url, http=http)
+    async with _hub_client(store, agents_yaml) as hub:
         with anyio.fail_after(15):
             task = await hub.send(user_message("go"), metadata={"skill": "stray"})
         assert isinstance(task, Task)
