@@ -61,24 +61,27 @@ async def test_skills_in_code_are_served_by_the_asgi_app_the_first_one_by_defaul
         assert answer(await ask(url, "Ada")) == "Hello, Ada!"
 
 
-async def test_hub_serve_runs_in_the_callers_event_loop_until_cancelled() -> None:
-    hub = Hub(skills=[greet])
+async def _serve_and_ask(hub: Hub, name: str) -> tuple[str, str]:
+    """Where `hub.serve` listened and its answer to `name`, asked while it ran in this loop
+    until cancelled."""
     async with anyio.create_task_group() as group:
         with anyio.fail_after(30):
             url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
-            assert answer(await ask(url, "Grace")) == "Hello, Grace!"
+            said = answer(await ask(url, name))
         group.cancel_scope.cancel()
+    return url, said
+
+
+async def test_hub_serve_runs_in_the_callers_event_loop_until_cancelled() -> None:
+    _, answered = await _serve_and_ask(Hub(skills=[greet]), "Grace")
+    assert answered == "Hello, Grace!"
 
 
 async def test_hub_serve_says_where_it_listens_and_where_it_keeps_the_tasks(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    hub = Hub(skills=[greet])
-    async with anyio.create_task_group() as group:
-        with anyio.fail_after(30):
-            url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
-            assert answer(await ask(url, "Ada")) == "Hello, Ada!"
-        group.cancel_scope.cancel()
+    url, answered = await _serve_and_ask(Hub(skills=[greet]), "Ada")
+    assert answered == "Hello, Ada!"
     said = capsys.readouterr().err.splitlines()
     assert said[0] == f"a2a-hub listening on {url} (store: {Path.cwd() / 'var' / 'hub.db'})"
 
@@ -97,12 +100,8 @@ async def test_hub_serve_on_a_store_another_owner_holds_raises_before_listening(
 
 
 async def test_a_cancelled_hub_serve_shuts_the_app_down_and_frees_its_store() -> None:
-    hub = Hub(skills=[greet])
-    async with anyio.create_task_group() as group:
-        with anyio.fail_after(30):
-            url = await group.start(partial(hub.serve, host="127.0.0.1", port=0))
-            assert answer(await ask(url, "Ada")) == "Hello, Ada!"
-        group.cancel_scope.cancel()
+    _, answered = await _serve_and_ask(Hub(skills=[greet]), "Ada")
+    assert answered == "Hello, Ada!"
     # The app's shutdown ran: the SQLite file and its lock are free for the next one.
     store = SqliteTaskStore(Path("var") / "hub.db")
     await store.open()
