@@ -67,6 +67,12 @@ def write_agents(folder: Path, body: str) -> Path:
     return path
 
 
+def agents_at(folder: Path, urls: dict[str, str]) -> Path:
+    """An agents.yaml listing each partner by name at its URL, with nothing else."""
+    entries = "".join(f"  - name: {name}\n    url: {url}\n" for name, url in urls.items())
+    return write_agents(folder, f"version: 1\nagents:\n{entries}")
+
+
 @contextmanager
 def unreachable_url() -> Iterator[str]:
     """An address where a socket is bound but nothing listens: connections are refused."""
@@ -233,7 +239,7 @@ async def test_agents_show_prints_the_partners_card_interfaces_and_skills(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     lines = (
         await ok("agents", "show", "echoer", "--agents", str(agents), cwd=tmp_path)
@@ -253,11 +259,7 @@ async def test_agents_check_exits_1_with_a_fail_line_for_the_unreachable_partner
 ) -> None:
     url, _ = echoer
     with unreachable_url() as down:
-        agents = write_agents(
-            tmp_path,
-            f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n"
-            f"  - name: offline\n    url: {down}\n",
-        )
+        agents = agents_at(tmp_path, {"echoer": url, "offline": down})
         done = await a2a_hub("agents", "check", "--agents", str(agents), cwd=tmp_path)
 
     assert done.returncode == 1, done.stdout + done.stderr
@@ -280,7 +282,7 @@ async def test_agents_refresh_reads_the_card_from_the_partner_and_prints_it(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, recorder = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     lines = (
         await ok("agents", "refresh", "echoer", "--agents", str(agents), cwd=tmp_path)
@@ -300,7 +302,7 @@ async def test_call_prints_the_completed_state_and_the_echo(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     lines = (
         await ok("call", "echoer", "hello", "--agents", str(agents), cwd=tmp_path)
@@ -314,7 +316,7 @@ async def test_call_json_prints_the_tool_result(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     result = json.loads(
         await ok("call", "echoer", "hello", "--json", "--agents", str(agents), cwd=tmp_path)
@@ -337,7 +339,7 @@ async def test_call_stream_prints_the_events_in_order_ending_with_completed(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     lines = (
         await ok(
@@ -354,9 +356,7 @@ async def test_call_stream_prints_the_events_in_order_ending_with_completed(
 async def test_call_answers_a_partners_question_with_task_id_and_completes(
     tmp_path: Path, interviewer: str
 ) -> None:
-    agents = write_agents(
-        tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {interviewer}\n"
-    )
+    agents = agents_at(tmp_path, {"interviewer": interviewer})
 
     # Exit status 3: the task waits for input.
     asked = (
@@ -391,9 +391,7 @@ async def test_call_answers_a_partners_question_with_task_id_and_completes(
 async def test_call_that_ends_failed_exits_1_printing_the_failure(
     tmp_path: Path, interviewer: str
 ) -> None:
-    agents = write_agents(
-        tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {interviewer}\n"
-    )
+    agents = agents_at(tmp_path, {"interviewer": interviewer})
 
     done = await a2a_hub(
         "call", "interviewer", "hi", "--skill", "broken", "--agents", str(agents), cwd=tmp_path
@@ -416,9 +414,7 @@ async def test_call_with_a_skill_the_partner_lacks_is_refused_before_anything_is
         return recorders[0]
 
     async with serve_on_loopback(build) as url:
-        agents = write_agents(
-            tmp_path, f"version: 1\nagents:\n  - name: interviewer\n    url: {url}\n"
-        )
+        agents = agents_at(tmp_path, {"interviewer": url})
         done = await a2a_hub(
             "call", "interviewer", "hi", "--skill", "brokn", "--agents", str(agents), cwd=tmp_path
         )
@@ -537,7 +533,7 @@ async def test_swarm_and_route_json_use_camel_case_keys(
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
 
     swarmed = json.loads(
         await ok(
@@ -558,7 +554,7 @@ async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partne
     tmp_path: Path, echoer: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = echoer
-    agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: echoer\n    url: {url}\n")
+    agents = agents_at(tmp_path, {"echoer": url})
     args = ["swarm", "hi", "--strategy", "best_of", "--agent", "echoer", "--agents", str(agents)]
 
     outcomes = []
@@ -576,7 +572,7 @@ async def test_swarm_judge_is_named_as_the_swarm_skill_names_it_or_by_the_partne
 
 async def test_agents_show_of_an_unreachable_partner_names_its_url_once(tmp_path: Path) -> None:
     with unreachable_url() as url:
-        agents = write_agents(tmp_path, f"version: 1\nagents:\n  - name: gone\n    url: {url}\n")
+        agents = agents_at(tmp_path, {"gone": url})
         done = await a2a_hub("agents", "show", "gone", "--agents", str(agents), cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == (
@@ -589,11 +585,7 @@ async def test_agents_check_aligns_its_columns_and_names_a_refused_connection_on
 ) -> None:
     url, _ = echoer
     with unreachable_url() as down:
-        agents = write_agents(
-            tmp_path,
-            f"version: 1\nagents:\n  - name: a-long-partner-name\n    url: {down}\n"
-            f"  - name: echoer\n    url: {url}\n",
-        )
+        agents = agents_at(tmp_path, {"a-long-partner-name": down, "echoer": url})
         done = await a2a_hub("agents", "check", "--agents", str(agents), cwd=tmp_path)
 
     assert done.returncode == 1, done.stdout + done.stderr
