@@ -91,6 +91,13 @@ async def send(manager: TaskManager, req: SendMessageRequest) -> Task:
     return task
 
 
+async def send_once(scenario: str, *args: str, **settings: Any) -> Task:
+    """The task one send to the process skill running `scenario` ends in, once the hub that
+    served it has stopped."""
+    async with running_hub(process_skill(scenario, *args, **settings)) as hub:
+        return await send(hub, request(skill=scenario))
+
+
 async def stream(manager: TaskManager, req: SendMessageRequest) -> list[StreamResponse]:
     """Every event of a streamed send, up to the task's final (or parked) state."""
     with anyio.fail_after(10):

@@ -25,6 +25,7 @@ from .harness import (
     request,
     running_hub,
     send,
+    send_once,
     states,
     stream,
     until_init,
@@ -83,8 +84,7 @@ async def test_every_jsonl_event_reaches_the_task_in_order() -> None:
 
 
 async def test_stored_task_holds_the_merged_response_and_the_summary() -> None:
-    async with running_hub(process_skill("events")) as hub:
-        task = await send(hub, request(skill="events"))
+    task = await send_once("events")
     assert task.status.state is S.COMPLETED
     assert artifact_text(task) == (
         'Hello, worldthis line is not JSON {\n{"type": "mystery", "text": "unknown type"}\n'
@@ -93,22 +93,19 @@ async def test_stored_task_holds_the_merged_response_and_the_summary() -> None:
 
 
 async def test_text_output_appends_each_line() -> None:
-    async with running_hub(process_skill("plain", output="text")) as hub:
-        task = await send(hub, request(skill="plain"))
+    task = await send_once("plain", output="text")
     assert task.status.state is S.COMPLETED
     assert artifact_text(task) == "first line\nsecond line\n"
 
 
 async def test_jsonl_run_that_exits_without_done_fails() -> None:
-    async with running_hub(process_skill("no-done")) as hub:
-        task = await send(hub, request(skill="no-done"))
+    task = await send_once("no-done")
     assert task.status.state is S.FAILED
     assert artifact_text(task) == "forgot to say done"
 
 
 async def test_non_zero_exit_fails_with_the_tail_of_stderr() -> None:
-    async with running_hub(process_skill("fail")) as hub:
-        task = await send(hub, request(skill="fail"))
+    task = await send_once("fail")
     assert task.status.state is S.FAILED
     assert task.status.message is not None
     reason = task.status.message.text()
@@ -119,16 +116,14 @@ async def test_non_zero_exit_fails_with_the_tail_of_stderr() -> None:
 
 
 async def test_done_followed_by_a_non_zero_exit_fails() -> None:
-    async with running_hub(process_skill("done-then-fail")) as hub:
-        task = await send(hub, request(skill="done-then-fail"))
+    task = await send_once("done-then-fail")
     assert task.status.state is S.FAILED
     assert task.status.message is not None
     assert "code 3" in task.status.message.text()
 
 
 async def test_error_event_fails_the_task_and_stops_the_program() -> None:
-    async with running_hub(process_skill("error")) as hub:
-        task = await send(hub, request(skill="error"))
+    task = await send_once("error")
     assert task.status.state is S.FAILED
     assert task.status.message is not None
     assert task.status.message.text() == "the model refused"
@@ -162,8 +157,7 @@ async def test_cwd_and_env_come_from_the_settings(tmp_path: Path) -> None:
 
 async def test_flooded_stdout_and_stderr_arrive_whole() -> None:
     lines = 3000
-    async with running_hub(process_skill("flood", str(lines))) as hub:
-        task = await send(hub, request(skill="flood"))
+    task = await send_once("flood", str(lines))
     assert task.status.state is S.COMPLETED
     text = artifact_text(task)
     expected = "".join(f"line {n}\n" for n in range(lines))
@@ -197,15 +191,13 @@ async def test_a_program_that_ignores_sigterm_is_killed_after_the_grace_period()
 
 
 async def test_a_child_left_behind_after_exit_is_killed_and_the_task_completes() -> None:
-    async with running_hub(process_skill("leaves-child", grace=0.2)) as hub:
-        task = await send(hub, request(skill="leaves-child"))
+    task = await send_once("leaves-child", grace=0.2)
     assert task.status.state is S.COMPLETED
     await wait_gone(init_details(task)["child"])
 
 
 async def test_timeout_stops_the_run_and_fails_the_task() -> None:
-    async with running_hub(process_skill("hang", timeout=0.5)) as hub:
-        task = await send(hub, request(skill="hang"))
+    task = await send_once("hang", timeout=0.5)
     assert task.status.state is S.FAILED
     assert task.status.message is not None
     assert "(timeout)" in task.status.message.text()
@@ -213,8 +205,7 @@ async def test_timeout_stops_the_run_and_fails_the_task() -> None:
 
 
 async def test_idle_timeout_stops_a_silent_program() -> None:
-    async with running_hub(process_skill("idle", idle_timeout=0.3, timeout=60)) as hub:
-        task = await send(hub, request(skill="idle"))
+    task = await send_once("idle", idle_timeout=0.3, timeout=60)
     assert task.status.state is S.FAILED
     assert task.status.message is not None
     assert "(idle_timeout)" in task.status.message.text()
