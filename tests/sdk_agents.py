@@ -6,20 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from a2a.server.agent_execution import AgentExecutor
+from a2a.helpers.proto_helpers import get_message_text, new_task
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    TaskState,
 )
 from starlette.applications import Starlette
 
-__all__ = ["sdk_agent"]
+__all__ = ["open_task", "sdk_agent"]
 
 
 def sdk_agent(
@@ -62,3 +65,17 @@ def sdk_agent(
     else:
         routes = create_rest_routes(handler)
     return Starlette(routes=[*create_agent_card_routes(card), *routes])
+
+
+async def open_task(context: RequestContext, event_queue: EventQueue) -> tuple[TaskUpdater, str]:
+    """The updater of the task a message is for and the message's text; a first message
+    creates the task (submitted, holding it), as the SDK expects before any update."""
+    task_id = context.task_id or ""
+    context_id = context.context_id or ""
+    if context.current_task is None:
+        history = [context.message] if context.message is not None else []
+        await event_queue.enqueue_event(
+            new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
+        )
+    text = get_message_text(context.message) if context.message is not None else ""
+    return TaskUpdater(event_queue, task_id, context_id), text

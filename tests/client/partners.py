@@ -10,13 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
+from a2a.helpers.proto_helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentSkill,
-    TaskState,
 )
 from litestar import Litestar
 from starlette.applications import Starlette
@@ -27,7 +26,7 @@ from hub.protocol import Part
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
-from tests.sdk_agents import sdk_agent
+from tests.sdk_agents import open_task, sdk_agent
 
 WAIT = "wait"
 
@@ -36,15 +35,7 @@ class EchoOrWaitExecutor(AgentExecutor):
     """Echoes the text as an artifact; for "wait", works until canceled."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task_id = context.task_id or ""
-        context_id = context.context_id or ""
-        if context.current_task is None:
-            history = [context.message] if context.message is not None else []
-            await event_queue.enqueue_event(
-                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
-            )
-        text = get_message_text(context.message) if context.message is not None else ""
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        updater, text = await open_task(context, event_queue)
         if text == WAIT:
             await updater.start_work()
             await anyio.sleep_forever()

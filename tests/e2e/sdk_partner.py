@@ -32,7 +32,7 @@ import sys
 
 import anyio
 import uvicorn
-from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
+from a2a.helpers.proto_helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -43,9 +43,10 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
-    TaskState,
 )
 from starlette.applications import Starlette
+
+from tests.sdk_agents import open_task
 
 BEHAVIOURS = ("fast", "dissent", "echo", "upper", "slow", "failing", "ask", "steps")
 DEFAULT_ANSWERS = {"fast": "yes", "dissent": "no", "slow": "late", "steps": "done"}
@@ -63,15 +64,7 @@ class ScriptedExecutor(AgentExecutor):
         self.delay = delay
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task_id = context.task_id or ""
-        context_id = context.context_id or ""
-        if context.current_task is None:
-            history = [context.message] if context.message is not None else []
-            await event_queue.enqueue_event(
-                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
-            )
-        text = get_message_text(context.message) if context.message is not None else ""
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        updater, text = await open_task(context, event_queue)
         if self.behaviour == "ask" and context.current_task is None:
             await updater.requires_input(updater.new_agent_message([new_text_part(QUESTION)]))
             return

@@ -22,17 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_part
+from a2a.helpers.proto_helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentSkill,
-    TaskState,
 )
 from starlette.applications import Starlette
 
-from tests.sdk_agents import sdk_agent
+from tests.sdk_agents import open_task, sdk_agent
 
 QUESTION = "What is your name?"
 QUESTION_AGAIN = "Once more, please: what is your name?"
@@ -52,16 +51,9 @@ class AskingExecutor(AgentExecutor):
         self.opening = opening
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task_id = context.task_id or ""
-        context_id = context.context_id or ""
-        text = get_message_text(context.message) if context.message is not None else ""
-        updater = TaskUpdater(event_queue, task_id, context_id)
         current = context.current_task
+        updater, text = await open_task(context, event_queue)
         if current is None:
-            history = [context.message] if context.message is not None else []
-            await event_queue.enqueue_event(
-                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
-            )
             await updater.requires_input(updater.new_agent_message([new_text_part(QUESTION)]))
             return
         if self.opening == "snapshot":
