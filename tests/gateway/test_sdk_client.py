@@ -16,7 +16,14 @@ from a2a.types import (
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
 
 from tests.client.partners import WAIT
-from tests.interop.test_sdk_client import BINDINGS, collect, final_task_state, sdk_client, user
+from tests.interop.test_sdk_client import (
+    BINDINGS,
+    cancel_once_working,
+    collect,
+    final_task_state,
+    sdk_client,
+    user,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -58,14 +65,7 @@ async def test_a_running_partner_task_is_canceled_through_the_hub(
     hub_url: str, binding: str, partner: str
 ) -> None:
     async with sdk_client(f"{hub_url}/agents/{partner}", binding) as client:
-        stream = client.send_message(user(WAIT))
-        with anyio.fail_after(10):
-            first = await anext(stream)
-            task_id = first.task.id
-            working = await anext(stream)
-            assert working.status_update.status.state == TaskState.TASK_STATE_WORKING
-            canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
-            rest = [event async for event in stream]
+        task_id, canceled, rest = await cancel_once_working(client, user(WAIT))
     assert canceled.id == task_id
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
     assert final_task_state(rest) == TaskState.TASK_STATE_CANCELED

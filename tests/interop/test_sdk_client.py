@@ -22,6 +22,7 @@ from a2a.types import (
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
+    Task,
     TaskState,
 )
 from a2a.utils.constants import TransportProtocol
@@ -105,6 +106,22 @@ def final_task_state(events: list[StreamResponse]) -> int:
     raise AssertionError("no task state in the stream")
 
 
+async def cancel_once_working(
+    client: Client, request: SendMessageRequest
+) -> tuple[str, Task, list[StreamResponse]]:
+    """Streams `request`, cancels its task once it reports WORKING: the task's id, the
+    canceled task and the events the stream had left."""
+    stream = client.send_message(request)
+    with anyio.fail_after(10):
+        first = await anext(stream)
+        task_id = first.task.id
+        working = await anext(stream)
+        assert working.status_update.status.state == TaskState.TASK_STATE_WORKING
+        canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
+        rest = [event async for event in stream]
+    return task_id, canceled, rest
+
+
 @pytest.fixture(params=list(BINDINGS))
 def binding(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -135,14 +152,7 @@ async def test_get_list_and_cancel(hub_url: str, binding: str) -> None:
 
 async def test_cancel_of_a_running_task(hub_url: str, binding: str) -> None:
     async with sdk_client(hub_url, binding) as client:
-        stream = client.send_message(user("go", skill="waits"))
-        with anyio.fail_after(10):
-            first = await anext(stream)
-            task_id = first.task.id
-            working = await anext(stream)
-            assert working.status_update.status.state == TaskState.TASK_STATE_WORKING
-            canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
-            rest = [event async for event in stream]
+        _, canceled, rest = await cancel_once_working(client, user("go", skill="waits"))
     assert canceled.status.state == TaskState.TASK_STATE_CANCELED
     assert final_task_state(rest) == TaskState.TASK_STATE_CANCELED
 
