@@ -33,6 +33,16 @@ def copy_of_project(tmp_path: Path) -> Path:
     return project
 
 
+def lint_a_copy_with(tmp_path: Path, files: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The contracts checked on a copy of the package with `files` (paths from the project
+    root) added to it."""
+    project = copy_of_project(tmp_path)
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    return lint_imports(project)
+
+
 def test_the_real_tree_keeps_every_import_contract() -> None:
     checked = lint_imports(ROOT)
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -40,10 +50,7 @@ def test_the_real_tree_keeps_every_import_contract() -> None:
 
 
 def test_an_upward_import_breaks_the_layers_contract_and_is_named(tmp_path: Path) -> None:
-    project = copy_of_project(tmp_path)
-    (project / "hub" / "store" / "upward.py").write_text("import hub.server.rest\n")
-
-    checked = lint_imports(project)
+    checked = lint_a_copy_with(tmp_path, {"hub/store/upward.py": "import hub.server.rest\n"})
 
     assert checked.returncode == 1
     assert "hub's packages import only downward (docs/architecture.md) BROKEN" in checked.stdout
@@ -51,32 +58,27 @@ def test_an_upward_import_breaks_the_layers_contract_and_is_named(tmp_path: Path
 
 
 def test_an_import_between_independent_siblings_is_refused(tmp_path: Path) -> None:
-    project = copy_of_project(tmp_path)
-    (project / "hub" / "push" / "sideways.py").write_text("from hub.swarm import router\n")
-
-    checked = lint_imports(project)
+    checked = lint_a_copy_with(tmp_path, {"hub/push/sideways.py": "from hub.swarm import router\n"})
 
     assert checked.returncode == 1
     assert "hub.push.sideways -> hub.swarm" in checked.stdout
 
 
 def test_a_package_without_a_place_in_the_order_is_refused(tmp_path: Path) -> None:
-    project = copy_of_project(tmp_path)
-    (project / "hub" / "newroom").mkdir()
-    (project / "hub" / "newroom" / "__init__.py").write_text("")
-
-    checked = lint_imports(project)
+    checked = lint_a_copy_with(tmp_path, {"hub/newroom/__init__.py": ""})
 
     assert checked.returncode == 1
     assert "hub.newroom" in checked.stdout
 
 
 def test_an_import_cycle_inside_a_package_is_refused(tmp_path: Path) -> None:
-    project = copy_of_project(tmp_path)
-    (project / "hub" / "protocol" / "first.py").write_text("from hub.protocol import second\n")
-    (project / "hub" / "protocol" / "second.py").write_text("from hub.protocol import first\n")
-
-    checked = lint_imports(project)
+    checked = lint_a_copy_with(
+        tmp_path,
+        {
+            "hub/protocol/first.py": "from hub.protocol import second\n",
+            "hub/protocol/second.py": "from hub.protocol import first\n",
+        },
+    )
 
     assert checked.returncode == 1
     assert "No cycles are allowed in hub.protocol" in checked.stdout
