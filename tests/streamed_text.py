@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from a2a.helpers.proto_helpers import new_task, new_text_part
+from a2a.helpers.proto_helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import AgentSkill
-from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from litestar import Litestar
 from starlette.applications import Starlette
 
 from hub.testing import ScriptedAgent, stream
-from tests.sdk_agents import sdk_agent
+from tests.sdk_agents import open_task, sdk_agent
 
 __all__ = ["CHUNKS", "REPEATS", "WHOLE", "hub_tokens", "sdk_tokens", "tokens", "tokens_agent"]
 
@@ -57,12 +55,7 @@ class TokenExecutor(AgentExecutor):
     `REPEATS` for `repeat`); the SDK stores one part per chunk."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task_id, context_id = context.task_id or "", context.context_id or ""
-        history = [context.message] if context.message is not None else []
-        await event_queue.enqueue_event(
-            new_task(task_id, context_id, SdkTaskState.TASK_STATE_SUBMITTED, history=history)
-        )
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        updater, _ = await open_task(context, event_queue)
         await updater.start_work()
         text = context.get_user_input()
         chunks = _chunks(text)

@@ -10,12 +10,10 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from a2a.helpers.proto_helpers import new_task, new_text_part
+from a2a.helpers.proto_helpers import new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import AgentSkill
-from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from starlette.applications import Starlette
 
 from hub.client import A2AClient, user_message
@@ -23,7 +21,7 @@ from hub.protocol import Artifact, Part, Task, TaskArtifactUpdateEvent, TaskStat
 from hub.registry import load_registry
 from hub.skills.delegate import delegate
 from hub.testing import serve_hub, serve_on_loopback
-from tests.sdk_agents import sdk_agent
+from tests.sdk_agents import open_task, sdk_agent
 from tests.streamed_text import WHOLE, sdk_tokens
 
 pytestmark = pytest.mark.anyio
@@ -36,12 +34,7 @@ class ChunkingExecutor(AgentExecutor):
     """Answers with one artifact, `doc`, sent in the three chunks of `CHUNKS`."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        task_id, context_id = context.task_id or "", context.context_id or ""
-        history = [context.message] if context.message is not None else []
-        await event_queue.enqueue_event(
-            new_task(task_id, context_id, SdkTaskState.TASK_STATE_SUBMITTED, history=history)
-        )
-        updater = TaskUpdater(event_queue, task_id, context_id)
+        updater, _ = await open_task(context, event_queue)
         await updater.start_work()
         for text, append, last_chunk in CHUNKS:
             await updater.add_artifact(

@@ -14,12 +14,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from a2a.helpers.proto_helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import AgentSkill
-from a2a.types.a2a_pb2 import TaskState as SdkTaskState
 from litestar import Litestar
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -33,7 +31,7 @@ from hub.skills import SkillContext, skill
 from hub.skills.swarm import swarm
 from hub.store import ChildRecord, MemoryTaskStore, TaskStore
 from hub.testing import serve_on_loopback
-from tests.sdk_agents import sdk_agent
+from tests.sdk_agents import open_task, sdk_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -51,12 +49,8 @@ class HangingExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         self.asked.set()
         await self.release.wait()
-        task_id, context_id = context.task_id or "", context.context_id or ""
-        history = [context.message] if context.message is not None else []
-        await event_queue.enqueue_event(
-            new_task(task_id, context_id, SdkTaskState.TASK_STATE_SUBMITTED, history=history)
-        )
-        await TaskUpdater(event_queue, task_id, context_id).requires_input()
+        updater, _ = await open_task(context, event_queue)
+        await updater.requires_input()
         await self.stop.wait()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
