@@ -8,26 +8,21 @@ import inspect
 import json
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
-from a2a.types import Message as SdkMessage
-from a2a.types import Part as SdkPart
 from a2a.types import Role as SdkRole
-from a2a.types import SendMessageRequest as SdkSendMessageRequest
 from a2a.types import StreamResponse as SdkStreamResponse
 from a2a.types import TaskState as SdkTaskState
-from a2a.utils.constants import TransportProtocol
 
 from config.examples.my_skills import assistant
 from hub.skills.echo import echo
 from hub.testing import serve_hub
+from tests.interop.test_sdk_client import BINDINGS, sdk_client, user
 
 pytestmark = pytest.mark.anyio
 
@@ -216,50 +211,9 @@ async def test_return_immediately_gets_a_task_even_for_ping(
     assert task_id == task["id"]
 
 
-BINDINGS = {
-    "jsonrpc-1.0": (TransportProtocol.JSONRPC, "1.0"),
-    "rest-1.0": (TransportProtocol.HTTP_JSON, "1.0"),
-    "jsonrpc-0.3": (TransportProtocol.JSONRPC, "0.3"),
-}
-
-
-@asynccontextmanager
-async def sdk_client(url: str, binding: str, *, streaming: bool) -> AsyncIterator[Client]:
-    """An a2a-sdk client speaking exactly `binding`, from the hub's real card."""
-    protocol, version = BINDINGS[binding]
-    async with httpx.AsyncClient(timeout=10) as http:
-        config = ClientConfig(
-            httpx_client=http, streaming=streaming, supported_protocol_bindings=[protocol]
-        )
-        factory = ClientFactory(config)
-        probe = await factory.create_from_url(url)
-        card = probe._card
-        await probe.close()
-        keep = [
-            i
-            for i in card.supported_interfaces
-            if i.protocol_version == version and i.protocol_binding == protocol
-        ]
-        assert keep, f"the hub's card does not offer {binding}"
-        del card.supported_interfaces[:]
-        card.supported_interfaces.extend(keep)
-        client = factory.create(card)
-        try:
-            yield client
-        finally:
-            await client.close()
-
-
-def sdk_request(text: str) -> SdkSendMessageRequest:
-    message = SdkMessage(
-        message_id=uuid.uuid4().hex, role=SdkRole.ROLE_USER, parts=[SdkPart(text=text)]
-    )
-    return SdkSendMessageRequest(message=message)
-
-
 async def sdk_send(client: Client, text: str) -> list[SdkStreamResponse]:
     with anyio.fail_after(10):
-        return [event async for event in client.send_message(sdk_request(text))]
+        return [event async for event in client.send_message(user(text))]
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["blocking", "streaming"])
