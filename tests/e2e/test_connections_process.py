@@ -13,7 +13,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.server.raw_connections import HalfOpen, closed_by_server, one_response
+from tests.server.raw_connections import HEALTH, HalfOpen, closed_by_server, kept_alive
 
 from .hubproc import hub_process
 from .test_cli import write_config
@@ -24,7 +24,6 @@ CONFIG = """\
 server: {header_timeout: 1s, idle_timeout: 1m, max_connections: 4, max_pending_per_address: 20}
 store: {kind: memory}
 """
-HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 WAIT = 10.0
 """Bound on every single wait: well past the 1 s header timeout, far below the 10 s default."""
 
@@ -53,13 +52,7 @@ async def test_half_open_connections_kept_up_and_replaced_neither_shut_clients_o
             group.cancel_scope.cancel()
         # Four connections that sent a request hold every slot (kept alive for a minute).
         async with AsyncExitStack() as stack:
-            kept = []
-            for _ in range(4):
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-                stack.push_async_callback(stream.aclose)
-                await stream.send(HEALTH)
-                assert (await one_response(stream)).startswith(b"HTTP/1.1 200 ")
-                kept.append(stream)
+            kept = await kept_alive(port, 4, stack)
             async with httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
                 refused = await http.get("/healthz")
                 for stream in kept:

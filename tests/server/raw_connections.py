@@ -5,6 +5,7 @@ place at once, until the test cancels it)."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import anyio
@@ -13,6 +14,8 @@ from anyio.abc import SocketStream, TaskStatus
 
 WAIT = 10.0
 """Bound on each read: well past the short deadlines the tests set, far below the defaults."""
+HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+"""A whole request, answered without closing the connection."""
 PARTIAL = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica"
 """A request cut off in its headers (every other connection sends nothing)."""
 
@@ -96,3 +99,16 @@ async def one_response(stream: SocketStream) -> bytes:
         while len(body) < length:
             body += await stream.receive()
     return head
+
+
+async def kept_alive(port: int, count: int, stack: AsyncExitStack) -> list[SocketStream]:
+    """`count` connections to 127.0.0.1:`port`, each with one request answered, so each holds
+    a slot of the server's connection cap; `stack` closes them."""
+    kept = []
+    for _ in range(count):
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+        stack.push_async_callback(stream.aclose)
+        await stream.send(HEALTH)
+        assert (await one_response(stream)).startswith(b"HTTP/1.1 200 ")
+        kept.append(stream)
+    return kept

@@ -25,13 +25,18 @@ from hub.server.pending import address_group
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from tests.server.raw_connections import HalfOpen, closed_by_server, one_response
+from tests.server.raw_connections import (
+    HEALTH,
+    HalfOpen,
+    closed_by_server,
+    kept_alive,
+    one_response,
+)
 
 pytestmark = pytest.mark.anyio
 
 HALF_SENT = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applica"
 """A request cut off in its headers."""
-HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 WAIT = 10.0
 """Bound on the probes: well past the short deadlines the tests set, far below the defaults."""
 
@@ -49,9 +54,12 @@ async def hub(**server: object) -> AsyncIterator[str]:
         yield url
 
 
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1])
+
+
 async def connect(url: str) -> SocketStream:
-    port = int(url.rsplit(":", 1)[1])
-    return await anyio.connect_tcp("127.0.0.1", port)
+    return await anyio.connect_tcp("127.0.0.1", port_of(url))
 
 
 async def test_half_sent_connections_are_closed_after_the_header_timeout() -> None:
@@ -102,13 +110,7 @@ async def test_an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() 
 
 async def test_over_the_connection_cap_a_client_gets_a_clear_503_until_slots_free_up() -> None:
     async with hub(idle_timeout=1, max_connections=4) as url, AsyncExitStack() as stack:
-        kept = []
-        for _ in range(4):  # each has sent a request: it holds a slot until it closes
-            stream = await connect(url)
-            stack.push_async_callback(stream.aclose)
-            await stream.send(HEALTH)
-            assert (await one_response(stream)).startswith(b"HTTP/1.1 200 ")
-            kept.append(stream)
+        kept = await kept_alive(port_of(url), 4, stack)  # each holds a slot until it closes
         refused_stream = await connect(url)
         stack.push_async_callback(refused_stream.aclose)
         await refused_stream.send(HEALTH)
@@ -219,13 +221,7 @@ async def test_past_max_pending_connections_the_oldest_waiting_connection_makes_
 
 async def test_admitted_connections_keep_being_served_while_others_are_refused() -> None:
     async with hub(max_connections=2, idle_timeout=300) as url, AsyncExitStack() as stack:
-        kept = []
-        for _ in range(2):
-            stream = await connect(url)
-            stack.push_async_callback(stream.aclose)
-            await stream.send(HEALTH)
-            assert (await one_response(stream)).startswith(b"HTTP/1.1 200 ")
-            kept.append(stream)
+        kept = await kept_alive(port_of(url), 2, stack)
         async with httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
             refused = await http.get("/healthz")
         for stream in kept:
