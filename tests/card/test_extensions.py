@@ -4,14 +4,12 @@ hub's own endpoints (or of the messages to one skill), activated by the request'
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 from pydantic import ValidationError
 
 from hub.app import create_app
@@ -20,6 +18,7 @@ from hub.errors import ConfigError
 from hub.skills import Skill, SkillContext, skill
 from hub.store import MemoryTaskStore
 from tests.a2a_schema import v1_problems
+from tests.server.auth_hub import message, serve_in_process
 from tests.server.conftest import hub_skills
 
 pytestmark = pytest.mark.anyio
@@ -66,29 +65,8 @@ SKILL_HUB = settings({"uri": SECRET, "required": True, "skills": ["interview", "
 
 @asynccontextmanager
 async def hub(hub_settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(hub_settings, store=MemoryTaskStore(), skills=skills())
-    async with LifespanManager(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
-            yield http
-
-
-def message(text: str, *, task_id: str | None = None, v03: bool = False) -> dict[str, Any]:
-    if v03:
-        return {
-            "kind": "message",
-            "messageId": uuid.uuid4().hex,
-            "role": "user",
-            "parts": [{"kind": "text", "text": text}],
-        }
-    body: dict[str, Any] = {
-        "messageId": uuid.uuid4().hex,
-        "role": "ROLE_USER",
-        "parts": [{"text": text}],
-    }
-    if task_id:
-        body["taskId"] = task_id
-    return body
+    async with serve_in_process(hub_settings, skills=skills()) as http:
+        yield http
 
 
 async def rpc(

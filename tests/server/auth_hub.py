@@ -84,9 +84,12 @@ def auth_settings(
 
 
 @asynccontextmanager
-async def serve_in_process(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
-    """The hub built from `settings`, with an httpx client talking to it in process."""
-    app = create_app(settings, store=MemoryTaskStore(), skills=auth_skills())
+async def serve_in_process(
+    settings: Settings, *, skills: dict[str, Skill] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The hub built from `settings` (serving `skills`, the auth tests' by default), with an
+    httpx client talking to it in process."""
+    app = create_app(settings, store=MemoryTaskStore(), skills=skills or auth_skills())
     async with LifespanManager(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
