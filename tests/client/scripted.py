@@ -154,11 +154,22 @@ def sse(results: Sequence[Any], *, then: str = "close") -> Handler:
     return handler
 
 
-def card_document(url: str, *, name: str = "scripted", version: str = "1.0.0") -> dict[str, Any]:
-    """A 1.0 card naming one JSON-RPC 1.0 interface at `url`."""
+ECHO_SKILL = {"id": "echo", "name": "Echo", "description": "echoes", "tags": ["echo"]}
+
+
+def card_document(
+    url: str,
+    *,
+    name: str = "scripted",
+    version: str = "1.0.0",
+    description: str = "a partner that misbehaves on cue",
+    skills: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A 1.0 card naming one JSON-RPC 1.0 interface at `url` and `skills` (echo unless
+    given)."""
     return {
         "name": name,
-        "description": "a partner that misbehaves on cue",
+        "description": description,
         "version": version,
         "supportedInterfaces": [
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
@@ -166,5 +177,5 @@ def card_document(url: str, *, name: str = "scripted", version: str = "1.0.0") -
         "capabilities": {"streaming": True},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
-        "skills": [{"id": "echo", "name": "Echo", "description": "echoes", "tags": ["echo"]}],
+        "skills": [ECHO_SKILL] if skills is None else skills,
     }

@@ -21,6 +21,7 @@ from hub.app import create_app
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
+from tests.client.scripted import card_document
 
 from .hubproc import ROOT
 from .test_cli_agents import COMMAND, RequestRecorder, a2a_hub, ok, write_agents
@@ -221,18 +222,9 @@ def _hub_without_its_store(url: str) -> Any:
     from hub.errors import StoreUnavailableError
     from hub.server.errors import jsonrpc_error
 
-    card = {
-        "name": "storeless",
-        "description": "a hub whose store is down",
-        "version": "1",
-        "supportedInterfaces": [
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {"streaming": True},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [],
-    }
+    card = card_document(
+        url, name="storeless", version="1", description="a hub whose store is down", skills=[]
+    )
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

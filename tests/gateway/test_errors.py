@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from hub.registry import AgentEntry
+from tests.client.scripted import card_document
 
 from .conftest import V1, Partner, entries, serve_hub
 
@@ -137,18 +138,13 @@ async def test_a_partner_that_is_down_is_named_with_a_gateway_status(
     gone = AgentEntry.model_validate(
         {
             "name": "gone",
-            "card": {
-                "name": "Gone",
-                "description": "nothing listens at its URL",
-                "version": "1",
-                "supportedInterfaces": [
-                    {"url": dead_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-                ],
-                "capabilities": {"streaming": True},
-                "defaultInputModes": ["text/plain"],
-                "defaultOutputModes": ["text/plain"],
-                "skills": [],
-            },
+            "card": card_document(
+                dead_url,
+                name="Gone",
+                version="1",
+                description="nothing listens at its URL",
+                skills=[],
+            ),
         }
     )
     async with (

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from hub.registry import AgentEntry
+from tests.client.scripted import card_document
 
 from .conftest import V1, Partner, entries, serve_hub
 
@@ -30,18 +31,7 @@ def message(text: str = "hi") -> dict[str, Any]:
 
 def inline_entry(name: str, url: str, **extra: Any) -> AgentEntry:
     """An agents.yaml entry with an inline card: the hub calls `url` without reading a card."""
-    card = {
-        "name": name,
-        "description": "an inline card",
-        "version": "1",
-        "supportedInterfaces": [
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "capabilities": {"streaming": True},
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": [],
-    }
+    card = card_document(url, name=name, version="1", description="an inline card", skills=[])
     return AgentEntry.model_validate({"name": name, "card": card, **extra})
 
 
