@@ -21,6 +21,7 @@ from litestar import Litestar
 from starlette.applications import Starlette
 
 from hub.app import create_app
+from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
 from hub.protocol import Part
 from hub.skills import Skill, SkillContext, skill
@@ -29,6 +30,18 @@ from hub.store import MemoryTaskStore
 from tests.sdk_agents import open_task, sdk_agent
 
 WAIT = "wait"
+
+
+async def delegated_wait(hub: A2AClient) -> str:
+    """Streams WAIT to the hub for its partner `echoer` and stops reading once the hub says it
+    delegated it (the message is on its way to the partner): the hub task's id."""
+    async with hub.stream(user_message(WAIT), metadata={"agent": "echoer"}) as events:
+        async for event in events:
+            if event.task is not None:
+                task_id = event.task.id
+            if event.status_update is not None:
+                break
+    return task_id
 
 
 class EchoOrWaitExecutor(AgentExecutor):

@@ -30,7 +30,7 @@ from hub.tasks.ledger import (
     LEFT_AFTER_RESTART,
 )
 from hub.testing import serve_on_loopback
-from tests.client.partners import WAIT, sdk_jsonrpc
+from tests.client.partners import WAIT, delegated_wait, sdk_jsonrpc
 
 pytestmark = pytest.mark.anyio
 
@@ -127,12 +127,7 @@ async def test_canceling_a_hub_task_cancels_its_child_and_the_ledger_says_so(
     store = SqliteTaskStore(tmp_path / "tasks.db")
     async with _hub_client(store, agents_yaml) as hub:
         with anyio.fail_after(15):
-            async with hub.stream(user_message(WAIT), metadata={"agent": "echoer"}) as events:
-                async for event in events:
-                    if event.task is not None:
-                        task_id = event.task.id
-                    if event.status_update is not None:
-                        break  # "delegated to 'echoer'"
+            task_id = await delegated_wait(hub)
             working = await _lines(store, task_id, *LIVE)
             await hub.cancel(task_id)
             canceled = await _lines(store, task_id, TaskState.CANCELED)

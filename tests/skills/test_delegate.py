@@ -24,7 +24,7 @@ from hub.skills import SkillContext, skill
 from hub.skills.delegate import delegate
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from tests.client.partners import ECHO, WAIT, EchoOrWaitExecutor, sdk_jsonrpc
+from tests.client.partners import ECHO, WAIT, EchoOrWaitExecutor, delegated_wait, sdk_jsonrpc
 from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio
@@ -157,12 +157,7 @@ async def test_canceling_the_hub_task_cancels_the_partners_task(
     hub: A2AClient, echo_url: str
 ) -> None:
     with anyio.fail_after(15):
-        async with hub.stream(user_message(WAIT), metadata={"agent": "echoer"}) as events:
-            async for event in events:
-                if event.task is not None:
-                    task_id = event.task.id
-                if event.status_update is not None:
-                    break  # "delegated to 'echoer'": the message is on its way to the partner
+        task_id = await delegated_wait(hub)
         # Canceled at once: the partner may not have named its task yet, or even have it.
         canceled = await hub.cancel(task_id)
     tasks = await _until_canceled_there(echo_url)
