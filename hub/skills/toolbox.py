@@ -73,26 +73,23 @@ class Toolbox(Mapping[str, Tool]):
                         f"'{tool.name}'; rename one (tool names keep only a-z, 0-9 and '_')"
                     )
                 self._skills[tool.name] = tool
-        self._reaching(self.partners)
 
     def within(self, scope: CallScope | None) -> Toolbox:
         """This toolbox as the caller of `scope` sees it: the partners it may reach (none
         without a scope), and skill tools whose tasks reach those only."""
-        return copy.copy(self)._reaching(PartnerView.of(self.partners, scope))
-
-    def _reaching(self, partners: PartnerView) -> Toolbox:
-        self.partners = partners
-        self._skills = {
-            name: tool.reaching(partners.allowed) for name, tool in self._skills.items()
-        }
-        return self
+        view = copy.copy(self)
+        view.partners = PartnerView.of(self.partners, scope)
+        return view
 
     def _remote(self) -> dict[str, Tool]:
         tools = (self.partners[name] for name in self.partners)
         return {tool.name: tool for tool in tools}
 
     def __getitem__(self, name: str) -> Tool:
-        tool: Tool | None = self._skills.get(name)
+        # A skill tool is bound to this toolbox's reach when it is taken, not for every task
+        # whose toolbox is narrowed (most never take one).
+        skill = self._skills.get(name)
+        tool: Tool | None = skill.reaching(self.partners.allowed) if skill is not None else None
         if tool is None:
             tool = self._remote().get(name)
         if tool is None:
