@@ -24,6 +24,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 from hub.config import Settings, settle_default_skill
+from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, FederationPolicy, PartnerChildren, Partners, StatsBook
 from hub.partners.sync import PartnerSync, shared_partners
 from hub.push import PushNotifier, Resolver
@@ -102,6 +103,22 @@ class HubCore:
             await self.store.close()
 
 
+def _bind_orchestrators(
+    skills: Mapping[str, LocalSkill], settings: Settings, store: TaskStore
+) -> dict[str, LocalSkill]:
+    """The skills, each orchestrator given the store its plans keep their journals in and
+    its model of `models:`."""
+    orchestrators = frozenset(
+        sid for sid, skill in skills.items() if isinstance(skill, Orchestrator)
+    )
+    return {
+        sid: skill.bound(store, settings.models, orchestrators)
+        if isinstance(skill, Orchestrator)
+        else skill
+        for sid, skill in skills.items()
+    }
+
+
 def build_core(
     settings: Settings,
     *,
@@ -138,6 +155,7 @@ def build_core(
     sync = shared_partners(store, partners)
     extensions = ExtensionPolicy.from_settings(settings.card.extensions)
     stats = StatsBook()
+    skills = _bind_orchestrators(skills, settings, store)
     served, toolbox = with_tools(
         skills,
         partners,

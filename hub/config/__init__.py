@@ -14,6 +14,14 @@ from hub.config.loading import (
     locate,
     settle_default_skill,
 )
+from hub.config.models import (
+    ModelPrice,
+    ModelSettings,
+    OrchestratorSettings,
+    PlanLimits,
+    PlanTools,
+    TranscriptSettings,
+)
 from hub.config.security import (
     AuthSettings,
     CorsSettings,
@@ -50,6 +58,11 @@ __all__ = [
     "LimitSettings",
     "McpSettings",
     "MetricsSettings",
+    "ModelPrice",
+    "ModelSettings",
+    "OrchestratorSettings",
+    "PlanLimits",
+    "PlanTools",
     "ProcessSkillSettings",
     "ProviderSettings",
     "PushSettings",
@@ -61,6 +74,7 @@ __all__ = [
     "SwarmSettings",
     "TelemetrySettings",
     "TraceSettings",
+    "TranscriptSettings",
     "UiSettings",
     "describe_validation_error",
     "load_settings",

@@ -8,7 +8,7 @@ import difflib
 import os
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -338,48 +338,58 @@ def locate(settings: Settings, *loc: int | str) -> str:
 _SECRET_KEYS = (("api_key", "KEY"), ("bearer", "TOKEN"))
 
 
-def _check_secrets_as_written(
-    data: dict[str, Any], root: yaml.Node | None, *, source: str, env: Mapping[str, str]
-) -> None:
-    """Credentials' secrets must be written as `${NAME}` references (a literal one ends up
-    in version control), to variables that are set. Messages name the file, line and key,
-    never the value."""
+def _written_secrets(data: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+    """Every secret of the document as written: its place, its value and the variable name
+    to suggest for it (credentials' keys and tokens, models' API keys)."""
     auth = data.get("auth")
     credentials = auth.get("credentials") if isinstance(auth, dict) else None
-    if not isinstance(credentials, list):
-        return
-    problems: list[InitErrorDetails] = []
-    for index, credential in enumerate(credentials):
+    for index, credential in enumerate(credentials if isinstance(credentials, list) else []):
         if not isinstance(credential, dict):
             continue
         name = credential.get("name")
-        prefix = (
-            re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_") if isinstance(name, str) else ""
-        )
+        prefix = _variable_part(name) if isinstance(name, str) else ""
         for key, suffix in _SECRET_KEYS:
-            value = credential.get(key)
-            if value is None:
-                continue
-            loc = ("auth", "credentials", index, key)
-            match = ENV_REF.fullmatch(value) if isinstance(value, str) else None
-            if match is None:
+            if credential.get(key) is not None:
                 suggestion = f"HUB_{prefix or 'CALLER'}_{suffix}"
-                message = (
-                    f'write the secret as an environment reference such as "${{{suggestion}}}", '
-                    "not literally"
-                )
-                problems.append(
-                    {
-                        "type": PydanticCustomError("secret_literal", message),
-                        "loc": loc,
-                        "input": None,
-                    }
-                )
-            elif match.group(1) not in env:
-                message = f"environment variable {match.group(1)} is not set"
-                problems.append(
-                    {"type": PydanticCustomError("env_missing", message), "loc": loc, "input": None}
-                )
+                yield ("auth", "credentials", index, key), credential[key], suggestion
+    models = data.get("models")
+    for name, model in models.items() if isinstance(models, dict) else []:
+        if isinstance(model, dict) and model.get("api_key") is not None:
+            provider = model.get("provider")
+            suggestion = (
+                f"{_variable_part(provider)}_API_KEY"
+                if isinstance(provider, str) and provider
+                else f"HUB_MODEL_{_variable_part(str(name))}_KEY"
+            )
+            yield ("models", name, "api_key"), model["api_key"], suggestion
+
+
+def _variable_part(text: str) -> str:
+    return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
+
+
+def _check_secrets_as_written(
+    data: dict[str, Any], root: yaml.Node | None, *, source: str, env: Mapping[str, str]
+) -> None:
+    """Secrets (credentials' keys and tokens, models' API keys) must be written as `${NAME}`
+    references (a literal one ends up in version control), to variables that are set.
+    Messages name the file, line and key, never the value."""
+    problems: list[InitErrorDetails] = []
+    for loc, value, suggestion in _written_secrets(data):
+        match = ENV_REF.fullmatch(value) if isinstance(value, str) else None
+        if match is None:
+            message = (
+                f'write the secret as an environment reference such as "${{{suggestion}}}", '
+                "not literally"
+            )
+            problems.append(
+                {"type": PydanticCustomError("secret_literal", message), "loc": loc, "input": None}
+            )
+        elif match.group(1) not in env:
+            message = f"environment variable {match.group(1)} is not set"
+            problems.append(
+                {"type": PydanticCustomError("env_missing", message), "loc": loc, "input": None}
+            )
     if problems:
         error = ValidationError.from_exception_data(Settings.__name__, problems)
         raise ConfigError(

@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, JsonValue, field_validator, model_validator
 
 from hub.config.base import StrictModel
+from hub.config.models import ModelSettings, OrchestratorSettings
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
 from hub.config.swarm import SwarmSettings
 from hub.config.telemetry import TelemetrySettings
@@ -266,18 +267,22 @@ class ProcessSkillSettings(StrictModel):
 
 
 class SkillRef(StrictModel):
-    """One entry of `skills:`: exactly one of `builtin`, `module` (`package.module:function`)
-    or `process` (a command-line program)."""
+    """One entry of `skills:`: exactly one of `builtin`, `module` (`package.module:function`),
+    `process` (a command-line program) or `orchestrator` (a language model with tools)."""
 
     builtin: str | None = None
     module: str | None = None
     process: ProcessSkillSettings | None = None
+    orchestrator: OrchestratorSettings | None = None
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SkillRef:
-        given = [self.builtin, self.module, self.process]
+        given = [self.builtin, self.module, self.process, self.orchestrator]
         if sum(value is not None for value in given) != 1:
-            raise ValueError("a skill entry needs exactly one of 'builtin', 'module' or 'process'")
+            raise ValueError(
+                "a skill entry needs exactly one of 'builtin', 'module', 'process' or "
+                "'orchestrator'"
+            )
         if self.module is not None and ":" not in self.module:
             raise ValueError(
                 f"module skill {self.module!r} must be written 'package.module:function'"
@@ -334,6 +339,8 @@ class Settings(StrictModel):
     server: ServerSettings = ServerSettings()
     store: StoreSettings = StoreSettings()
     agents: str = "agents.yaml"
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    """Language models by name, for the orchestrator skills (docs/orchestrator.md)."""
     skills: list[SkillRef] = Field(default_factory=lambda: [SkillRef(builtin="echo")])
     default_skill: str = "echo"
     limits: LimitSettings = LimitSettings()

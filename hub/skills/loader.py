@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hub.config import Settings, SkillRef, locate
 from hub.errors import ConfigError
+from hub.orchestrator import from_settings as build_orchestrator
 from hub.skills.api import LocalSkill, Skill
 from hub.skills.delegate import delegate
 from hub.skills.echo import echo
@@ -71,6 +72,8 @@ def load_skills(refs: Sequence[SkillRef]) -> dict[str, LocalSkill]:
                 )
         elif ref.process is not None:
             found = build_process_skill(ref.process)
+        elif ref.orchestrator is not None:
+            found = build_orchestrator(ref.orchestrator)
         else:
             assert ref.module is not None
             found = _import(ref.module)
@@ -100,6 +103,13 @@ def configured_skills(settings: Settings) -> dict[str, LocalSkill]:
             raise ConfigError(
                 f"{locate(settings, 'skills', index)}: two skills have the id '{skill_id}'; "
                 "skill ids must be unique"
+            )
+        plan = ref.orchestrator
+        if plan is not None and plan.model not in settings.models:
+            known = ", ".join(sorted(settings.models)) or "none"
+            raise ConfigError(
+                f"{locate(settings, 'skills', index)}: orchestrator '{plan.id}' uses model "
+                f"'{plan.model}', which models: does not declare (declared: {known})"
             )
         skills[skill_id] = found
     return skills

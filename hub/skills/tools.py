@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from hub.config import SwarmSettings
+from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, Partners, StatsBook
 from hub.skills.api import LocalSkill, Skill
 from hub.skills.toolbox import Toolbox
@@ -42,7 +43,7 @@ def with_tools(
         conversations=conversations,
     )
     bound: dict[str, LocalSkill] = {
-        sid: skill.with_tools(toolbox) if isinstance(skill, Skill) else skill
+        sid: skill.with_tools(toolbox) if isinstance(skill, Skill | Orchestrator) else skill
         for sid, skill in skills.items()
     }
     return bound, toolbox

@@ -226,6 +226,24 @@ class HubMetrics:
             ["strategy", "outcome"],
             registry=registry,
         )
+        self.model_tokens = Counter(
+            "a2a_hub_model_tokens",
+            "Tokens the orchestrators' model calls spent, by model entry and type (input, output)",
+            ["model", "type"],
+            registry=registry,
+        )
+        self.model_cost = Counter(
+            "a2a_hub_model_cost_usd",
+            "US dollars the orchestrators' model calls cost, by model entry (its price table)",
+            ["model"],
+            registry=registry,
+        )
+        self.plan_tool_calls = Counter(
+            "a2a_hub_plan_tool_calls",
+            "Tool calls orchestrators made, by tool, partner (or '' for other tools) and outcome",
+            ["tool", "partner", "outcome"],
+            registry=registry,
+        )
         self.push_deliveries = Counter(
             "a2a_hub_push_deliveries",
             "Push notification deliveries, by outcome (delivered or undelivered)",
@@ -276,6 +294,17 @@ class HubMetrics:
         self.swarm_runs.labels(strategy, "ok" if ok else "failed").inc()
         for state in branches:
             self.swarm_branches.labels(strategy, state).inc()
+
+    def model_call(self, model: str, *, input_tokens: int, output_tokens: int, cost: float) -> None:
+        """Count one model call of an orchestrator: its tokens and its cost."""
+        self.model_tokens.labels(model, "input").inc(input_tokens)
+        self.model_tokens.labels(model, "output").inc(output_tokens)
+        if cost:
+            self.model_cost.labels(model).inc(cost)
+
+    def plan_tool_call(self, tool: str, partner: str, *, outcome: str) -> None:
+        """Count one tool call of an orchestrator."""
+        self.plan_tool_calls.labels(tool, partner, outcome).inc()
 
     def requests_per_second(self) -> float:
         """Requests per second over the last minute (the console's overview reads it)."""

@@ -175,6 +175,45 @@ class RemoteAgentTool(DefinedTool):
                     if not detached.given_up:
                         detached.stop()
 
+    @asynccontextmanager
+    async def follow(self, task_id: str) -> AsyncIterator[AsyncIterator[StreamResponse]]:
+        """The events of the partner's task `task_id`, started earlier (by a run of the same
+        hub task before its hub restarted): the task as it is now, then, while it runs, its
+        changes (subscribed to when the partner streams, polled otherwise). Each state seen is
+        reported to the delegation ledger."""
+        client = await self._client()
+        task = await client.get_task(task_id)
+        note_child(self.agent, task.id, task.status.state)
+
+        async def events() -> AsyncIterator[StreamResponse]:
+            yield StreamResponse(task=task)
+            if task.status.state.is_terminal or task.status.state.is_interrupted:
+                return
+            if client.card.capabilities.streaming:
+                async with client.subscribe(task_id) as updates:
+                    async for event in updates:
+                        if event.task is not None:
+                            note_child(self.agent, event.task.id, event.task.status.state)
+                        elif event.status_update is not None:
+                            note_child(self.agent, task_id, event.status_update.status.state)
+                        yield event
+                return
+            delay = _POLL_FIRST
+            while True:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, _POLL_MAX)
+                current = await client.get_task(task_id)
+                note_child(self.agent, current.id, current.status.state)
+                yield StreamResponse(task=current)
+                if current.status.state.is_terminal or current.status.state.is_interrupted:
+                    return
+
+        stream = events()
+        try:
+            yield stream
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+
 
 def _as_event(reply: Task | Message) -> StreamResponse:
     if isinstance(reply, Message):

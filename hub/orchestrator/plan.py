@@ -1,0 +1,520 @@
+"""One turn of a plan: the model and the tools, step by step, until the model answers.
+
+Each step asks the model for its next move with the transcript so far; its text streams into
+the task's `response` artifact as it comes; the tool calls it asks for run concurrently (each
+partner call is the same partner call `delegate` makes: the partner's tool, its breaker,
+retries, deadline and trace, a child of the task in the delegation ledger), and their results
+go back to the model as tool results, never as instructions. Every call and every result is
+a WORKING status update of the task whose metadata (`plan`) says what happened. The journal
+is written after every step, when a partner names its task and when a call ends, so a plan
+that starts again goes on from there (`hub.orchestrator.journal`).
+
+A partner's question, or the model's own (`ask_user`), parks the task in input-required; the
+caller's answer resumes the partner's task, or is the tool's result. A plan that passes a
+limit ends failed, naming the limit and what was spent; canceling the task aborts the model
+call and cancels every partner task the plan started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+
+from hub.config import OrchestratorSettings
+from hub.errors import HubError, SkillError
+from hub.llm import ChatModel, Entry, Step
+from hub.orchestrator.journal import (
+    CallRecord,
+    Journal,
+    JournalStore,
+    load_conversation,
+    save_conversation,
+)
+from hub.orchestrator.toolset import PlanTool, Toolset
+from hub.protocol import (
+    Artifact,
+    JsonObject,
+    Message,
+    Part,
+    TaskState,
+    agent_message,
+    new_id,
+)
+from hub.protocol.trace import current_scope
+from hub.swarm import SwarmSpec, run_swarm
+from hub.tasks import TaskRun
+from hub.telemetry import current_telemetry, span
+from hub.tools import RemoteAgentTool, ToolResult
+from hub.tools.result import TaskFold
+
+__all__ = ["PLAN_KEY", "LimitReached", "Plan"]
+
+PLAN_KEY = "plan"
+"""Key, in a status update's metadata, of what the plan did (`event`: model_step, tool_call,
+tool_result)."""
+
+_RESULT_SHOWN = 500
+"""Characters of a tool's result shown in its status update (the model gets it whole)."""
+
+_JOURNAL_KEPT = timedelta(days=7)
+
+
+class LimitReached(SkillError):
+    """The plan passed one of its limits."""
+
+
+class Plan:
+    """One turn of an orchestrator skill on one task.
+
+    Args:
+        run: the task.
+        settings: the orchestrator's settings (instructions, limits, transcript bound).
+        model: its model.
+        tools: its tools, within the caller's reach.
+        store: where the journal and the conversation are kept.
+    """
+
+    def __init__(
+        self,
+        run: TaskRun,
+        settings: OrchestratorSettings,
+        model: ChatModel,
+        tools: Toolset,
+        store: JournalStore,
+    ) -> None:
+        self.run = run
+        self.settings = settings
+        self.model = model
+        self.tools = tools
+        self.store = store
+        scope = current_scope()
+        self.caller = scope.caller if scope is not None else ""
+        self.depth = len(scope.trail) if scope is not None else 1
+        self.journal = Journal()
+        self._asking = anyio.Lock()
+        self._streamed = False
+        self._mark = time.monotonic()
+        self._budget: anyio.CancelScope | None = None
+
+    # -- the turn --------------------------------------------------------------------------
+
+    async def execute(self) -> None:
+        limits = self.settings.limits
+        if self.depth > limits.depth:
+            raise LimitReached(
+                f"plan refused: it would be {self.depth} hubs deep, past its limit depth "
+                f"({limits.depth})"
+            )
+        await self._open()
+        try:
+            with anyio.CancelScope(
+                deadline=anyio.current_time() + limits.wall_time - self.journal.spent.seconds
+            ) as budget:
+                self._budget = budget
+                await self._turn()
+            if budget.cancelled_caught:
+                self._tick()
+                raise LimitReached(self._limit_message("wall_time", f"{limits.wall_time:g} s"))
+        except anyio.get_cancelled_exc_class():
+            if self.run.state is TaskState.CANCELED:
+                await self._forget()
+            raise
+        except HubError:
+            await self._forget()
+            raise
+
+    async def _open(self) -> None:
+        run = self.run
+        journal = await Journal.load(self.store, run.task_id)
+        if journal is None:
+            earlier = await load_conversation(
+                self.store, self.caller, run.context_id, self.settings.id
+            )
+            self.journal = Journal(
+                transcript=[*earlier, Entry(role="user", text=_latest_text(run))],
+                turn_start=len(earlier),
+                answer_artifact=new_id(),
+            )
+            await self._save()
+            return
+        self.journal = journal
+        # Answers the plan already took were asked before it started again: take them
+        # again, in order, so the next question gets the next answer.
+        for _ in range(journal.answers_used):
+            if not run.replaying:
+                break
+            await run.ask(agent_message("(answered before the plan started again)"))
+        text = journal.turn_text()
+        if text:
+            await self._emit(text, first=True)
+
+    async def _turn(self) -> None:
+        journal = self.journal
+        while True:
+            if journal.calls:
+                await self._run_calls()
+            self._check_before_step()
+            step = await self._step()
+            journal.transcript.append(Entry(role="assistant", text=step.text, calls=step.calls))
+            if not step.calls:
+                await self._answer(step)
+                return
+            limit = self.settings.limits.tool_calls
+            if journal.spent.tool_calls + len(step.calls) > limit:
+                raise LimitReached(self._limit_message("tool_calls", str(limit)))
+            journal.spent.tool_calls += len(step.calls)
+            journal.calls = [CallRecord(call=call) for call in step.calls]
+            await self._save()
+
+    async def _step(self) -> Step:
+        journal = self.journal
+        model = self.model
+        started = time.perf_counter()
+        first_text = not journal.turn_text()
+        pieces: list[str] = []
+
+        async def on_text(delta: str) -> None:
+            if not pieces and not first_text:
+                delta = "\n\n" + delta
+            pieces.append(delta)
+            await self._emit(delta, first=not self._streamed)
+
+        with span(
+            f"chat {model.settings.model}",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": model.settings.provider,
+                "gen_ai.request.model": model.settings.model,
+            },
+        ) as chat:
+            # A turn whose tools must be used first asks for a call until one has answered.
+            required = self.settings.tools.required and not any(
+                entry.role == "tool" for entry in journal.transcript[journal.turn_start :]
+            )
+            step = await model.step(
+                self.settings.instructions,
+                journal.transcript,
+                self.tools.specs,
+                on_text,
+                call_required=required,
+            )
+            if chat is not None:
+                chat.set_attribute("gen_ai.usage.input_tokens", step.input_tokens)
+                chat.set_attribute("gen_ai.usage.output_tokens", step.output_tokens)
+        if step.text and not pieces:
+            await on_text(step.text)  # json mode: no deltas, the step's text at once
+        cost = model.cost(step.input_tokens, step.output_tokens)
+        spent = journal.spent
+        spent.steps += 1
+        spent.input_tokens += step.input_tokens
+        spent.output_tokens += step.output_tokens
+        spent.cost += cost
+        metrics = current_telemetry().metrics
+        if metrics is not None:
+            metrics.model_call(
+                model.name,
+                input_tokens=step.input_tokens,
+                output_tokens=step.output_tokens,
+                cost=cost,
+            )
+        await self._report(
+            f"model step {spent.steps}: "
+            + (f"{len(step.calls)} tool call(s)" if step.calls else "answer"),
+            {
+                "event": "model_step",
+                "step": spent.steps,
+                "model": model.name,
+                "inputTokens": step.input_tokens,
+                "outputTokens": step.output_tokens,
+                "costUsd": round(cost, 6),
+                "durationMs": round((time.perf_counter() - started) * 1000, 1),
+                "toolCalls": [call.tool for call in step.calls],
+            },
+        )
+        limits = self.settings.limits
+        if limits.tokens is not None and spent.tokens > limits.tokens:
+            raise LimitReached(self._limit_message("tokens", str(limits.tokens)))
+        if limits.cost is not None and spent.cost > limits.cost:
+            raise LimitReached(self._limit_message("cost", f"${limits.cost:g}"))
+        return step
+
+    def _check_before_step(self) -> None:
+        limits = self.settings.limits
+        if self.journal.spent.steps >= limits.steps:
+            raise LimitReached(self._limit_message("steps", str(limits.steps)))
+
+    def _limit_message(self, limit: str, value: str) -> str:
+        self._tick()
+        return (
+            f"plan stopped: it reached its limit {limit} ({value}); spent "
+            f"{self.journal.spent.describe()}"
+        )
+
+    async def _answer(self, step: Step) -> None:
+        """The model answered: close the answer artifact, keep the conversation for the
+        context's next message, and forget the journal."""
+        journal = self.journal
+        await self.run.artifact(
+            Artifact(artifact_id=journal.answer_artifact, name="response", parts=[Part(text="")]),
+            append=self._streamed,
+            last_chunk=True,
+        )
+        await save_conversation(
+            self.store,
+            self.caller,
+            self.run.context_id,
+            self.settings.id,
+            journal.transcript,
+            max_bytes=self.settings.transcript.max_bytes,
+            ttl=self.settings.transcript.ttl,
+        )
+        await self.store.drop_state(Journal.key(self.run.task_id))
+
+    async def _forget(self) -> None:
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(HubError):
+                await self.store.drop_state(Journal.key(self.run.task_id))
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    async def _run_calls(self) -> None:
+        journal = self.journal
+        async with anyio.create_task_group() as group:
+            for record in journal.calls:
+                if record.state != "done":
+                    group.start_soon(self._call, record)
+        for record in journal.calls:
+            journal.transcript.append(
+                Entry(
+                    role="tool",
+                    call_id=record.call.id,
+                    tool=record.call.tool,
+                    text=record.result or "",
+                )
+            )
+        journal.calls = []
+        await self._save()
+
+    async def _call(self, record: CallRecord) -> None:
+        call = record.call
+        tool = self.tools.get(call.tool)
+        started = time.perf_counter()
+        partner = tool.partner if tool is not None else None
+        await self._report(
+            f"calling {call.tool}",
+            {
+                "event": "tool_call",
+                "callId": call.id,
+                "tool": call.tool,
+                "partner": partner,
+                "arguments": call.arguments,
+            },
+        )
+        outcome = "completed"
+        with span(
+            f"execute_tool {call.tool}",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": call.tool,
+                "gen_ai.tool.call.id": call.id,
+            },
+        ):
+            if tool is None:
+                known = ", ".join(self.tools) or "none"
+                text, outcome = (
+                    f"error: there is no tool named '{call.tool}' (tools: {known})",
+                    "unknown",
+                )
+            elif "_unreadable" in call.arguments:
+                text, outcome = "error: the arguments are not a JSON object", "invalid"
+            else:
+                try:
+                    text, outcome = await self._dispatch(record, tool)
+                except (HubError, ValueError, KeyError) as exc:
+                    text, outcome = f"error: {_reason(exc)}", "failed"
+        record.state = "done"
+        record.result = text
+        metrics = current_telemetry().metrics
+        if metrics is not None:
+            metrics.plan_tool_call(call.tool, partner or "", outcome=outcome)
+        await self._report(
+            f"{call.tool}: {outcome}",
+            {
+                "event": "tool_result",
+                "callId": call.id,
+                "tool": call.tool,
+                "partner": partner,
+                "partnerTaskId": record.partner_task,
+                "state": outcome,
+                "durationMs": round((time.perf_counter() - started) * 1000, 1),
+                "result": text[:_RESULT_SHOWN],
+            },
+        )
+        await self._save()
+
+    async def _dispatch(self, record: CallRecord, tool: PlanTool) -> tuple[str, str]:
+        arguments = dict(record.call.arguments)
+        if tool.kind == "ask":
+            question = str(arguments.get("question") or "").strip()
+            if not question:
+                return "error: ask_user needs a question", "invalid"
+            return await self._ask(question, {"tool": "ask_user"}), "completed"
+        if tool.kind == "swarm":
+            return await self._swarm(tool, arguments)
+        if tool.kind == "skill":
+            assert tool.tool is not None
+            result = await tool.tool.call(**arguments)
+            while result.needs_input and result.task_id:
+                answer = await self._ask(
+                    result.message or "the skill asks for input", {"tool": tool.spec.name}
+                )
+                result = await tool.tool.call(message=answer, task_id=result.task_id)
+            return _result_text(result), result.state
+        assert isinstance(tool.tool, RemoteAgentTool)
+        assert tool.partner is not None
+        return await self._partner(record, tool.tool, tool.partner, arguments)
+
+    async def _partner(
+        self, record: CallRecord, tool: RemoteAgentTool, partner: str, arguments: dict[str, Any]
+    ) -> tuple[str, str]:
+        record.partner = partner
+        conversations = self.tools.toolbox.conversations
+        conversation = f"{self.caller}/{self.run.context_id}"
+        known = conversations.get(conversation, partner)
+        if record.partner_task is None and known:
+            arguments["context_id"] = known
+        # A call that had started when the plan stopped follows the partner's task again.
+        following = record.partner_task
+        follow_up = False
+        while True:
+            fold = TaskFold(follow_up=follow_up)
+            opened = tool.follow(following) if following else tool.stream(**arguments)
+            try:
+                async with opened as stream:
+                    async for event in stream:
+                        fold.add(event)
+                        task = fold.task
+                        if task is not None and record.partner_task != task.id:
+                            record.partner_task = task.id
+                            record.partner_context = task.context_id
+                            record.state = "running"
+                            await self._save()
+                        if fold.settled:
+                            break
+            except anyio.get_cancelled_exc_class():
+                if record.partner_task is not None and not fold.settled:
+                    await tool.cancel(record.partner_task)
+                raise
+            reply = fold.reply()
+            if reply is None:
+                return f"error: partner '{partner}' ended its stream without an answer", "failed"
+            result = ToolResult.from_reply(tool.name, partner, reply)
+            if result.context_id:
+                conversations.remember(conversation, partner, result.context_id)
+            if not (result.needs_input and result.task_id):
+                return _result_text(result), result.state
+            answer = await self._ask(
+                result.message or f"partner '{partner}' asks for input",
+                {"agent": partner, "tool": tool.name, "partnerTaskId": result.task_id},
+            )
+            arguments = {
+                "message": answer or "(no text)",
+                "task_id": result.task_id,
+                "context_id": result.context_id,
+            }
+            following = None
+            follow_up = True
+
+    async def _swarm(self, tool: PlanTool, arguments: dict[str, Any]) -> tuple[str, str]:
+        toolbox = self.tools.toolbox
+        message = str(arguments.get("message") or "")
+        agents = [a for a in arguments.get("agents") or [] if a in self.tools.partners]
+        options: dict[str, Any] = {
+            "strategy": tool.strategy,
+            "agents": agents or list(self.tools.partners),
+        }
+        if arguments.get("items"):
+            options["items"] = arguments["items"]
+        result = await run_swarm(
+            toolbox.partners,
+            message,
+            SwarmSpec.parse(options),
+            limits=toolbox.swarm,
+            stats=toolbox.stats,
+        )
+        if result.ok:
+            answer = result.answer if result.answer is not None else "\n".join(result.answers)
+            return answer, "completed"
+        return f"error: the swarm reached no answer ({result.reason})", "failed"
+
+    async def _ask(self, question: str, metadata: JsonObject) -> str:
+        """Park the task on `question` (one question at a time) and return the answer; the
+        time parked does not count against the plan's wall time."""
+        async with self._asking:
+            self._tick()
+            asked = anyio.current_time()
+            message = agent_message(question).model_copy(update={"metadata": metadata})
+            answer = await self.run.ask(message)
+            if self._budget is not None:
+                self._budget.deadline += anyio.current_time() - asked
+            self._mark = time.monotonic()
+            self.journal.answers_used += 1
+            await self._save()
+            return answer.text()
+
+    # -- reporting -------------------------------------------------------------------------
+
+    async def _emit(self, text: str, *, first: bool) -> None:
+        """Stream `text` into the answer artifact (held open until the answer)."""
+        self._streamed = True
+        await self.run.artifact(
+            Artifact(
+                artifact_id=self.journal.answer_artifact, name="response", parts=[Part(text=text)]
+            ),
+            append=not first,
+            last_chunk=False,
+        )
+
+    async def _report(self, text: str, event: JsonObject) -> None:
+        await self.run.status(
+            TaskState.WORKING,
+            agent_message(text),
+            metadata={PLAN_KEY: event},
+            history=False,
+        )
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self.journal.spent.seconds += now - self._mark
+        self._mark = now
+
+    async def _save(self) -> None:
+        self._tick()
+        await self.store.save_state(
+            Journal.key(self.run.task_id),
+            self.journal.model_dump_json().encode(),
+            expires_at=datetime.now(UTC) + _JOURNAL_KEPT,
+        )
+
+
+def _latest_text(run: TaskRun) -> str:
+    """The caller's message this turn answers: the text of the task's first message."""
+    message: Message = run.message
+    return message.text() or "(no text)"
+
+
+def _result_text(result: ToolResult) -> str:
+    if result.ok:
+        return result.text or "(the agent answered with no text)"
+    return f"error: the agent ended its task {result.state}" + (
+        f": {result.text}" if result.text else ""
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    return str(message if isinstance(message, str) else exc) or type(exc).__name__
