@@ -39,6 +39,7 @@ __all__ = [
     "PushRow",
     "StateRow",
     "TaskRow",
+    "check_state_key",
     "child_record",
     "child_row",
     "counted_by_owner_and_state",
@@ -172,12 +173,12 @@ StateRow = tuple[str, bytes, int, int | None]
 """key, value, when it was written (epoch µs), when it expires (epoch µs, or None)."""
 
 
-def state_row(key: str, value: bytes, expires_at: datetime | None) -> StateRow:
-    """The columns of a skill state's row, written now, in the order the upserts bind them.
+def check_state_key(key: str) -> str:
+    """`key`, if a skill's state may be kept under it.
 
     Raises:
         ValueError: the key is empty, longer than `MAX_STATE_KEY` characters or holds a NUL
-            character, or the value is longer than `MAX_STATE_VALUE` bytes.
+            character.
     """
     if not key:
         raise ValueError("a skill state key must not be empty")
@@ -189,6 +190,17 @@ def state_row(key: str, value: bytes, expires_at: datetime | None) -> StateRow:
     if "\x00" in key:
         # PostgreSQL's text cannot hold it: refused alike by every store.
         raise ValueError(f"the skill state key {key!r} holds a NUL character; remove it")
+    return key
+
+
+def state_row(key: str, value: bytes, expires_at: datetime | None) -> StateRow:
+    """The columns of a skill state's row, written now, in the order the upserts bind them.
+
+    Raises:
+        ValueError: the key is not one `check_state_key` accepts, or the value is longer
+            than `MAX_STATE_VALUE` bytes.
+    """
+    check_state_key(key)
     value = bytes(value)
     if len(value) > MAX_STATE_VALUE:
         raise ValueError(

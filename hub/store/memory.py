@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskState
-from hub.store.columns import push_record, state_row
+from hub.store.columns import check_state_key, push_record, state_row
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -237,7 +237,7 @@ class MemoryTaskStore:
     async def load_state(self, key: str) -> bytes | None:
         """The value saved under `key`, or None."""
         self._check_open()
-        found = self._states.get(key)
+        found = self._states.get(check_state_key(key))
         return None if found is None else found[0]
 
     async def save_state(
@@ -251,7 +251,7 @@ class MemoryTaskStore:
     async def drop_state(self, key: str) -> None:
         """Forget the value under `key`."""
         self._check_open()
-        self._states.pop(key, None)
+        self._states.pop(check_state_key(key), None)
 
     async def drop_expired_states(self, now: datetime) -> int:
         """Delete every value that expires at or before `now`; how many went."""

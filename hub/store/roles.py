@@ -181,7 +181,11 @@ class SkillStateStore(Protocol):
     """
 
     async def load_state(self, key: str) -> bytes | None:
-        """The value saved under `key`, byte for byte, or None."""
+        """The value saved under `key`, byte for byte, or None.
+
+        Raises:
+            ValueError: the key is not one a value may be saved under (as `save_state`).
+        """
 
     async def save_state(
         self, key: str, value: bytes, *, expires_at: datetime | None = None
@@ -196,7 +200,11 @@ class SkillStateStore(Protocol):
         """
 
     async def drop_state(self, key: str) -> None:
-        """Forget the value under `key` (nothing happens if there is none)."""
+        """Forget the value under `key` (nothing happens if there is none).
+
+        Raises:
+            ValueError: the key is not one a value may be saved under (as `save_state`).
+        """
 
     async def drop_expired_states(self, now: datetime) -> int:
         """Delete every value whose `expires_at` is at or before `now`; how many went."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hub.store.columns import DROP_EXPIRED_STATES, PUT_STATE, state_row
+from hub.store.columns import DROP_EXPIRED_STATES, PUT_STATE, check_state_key, state_row
 from hub.store.cursor import epoch_micros
 from hub.store.postgres.database import PostgresDatabase, numbered
 
@@ -21,6 +21,7 @@ class PostgresSkillState(PostgresDatabase):
 
     async def load_state(self, key: str) -> bytes | None:
         """The value saved under `key`, or None."""
+        check_state_key(key)
         failure = f"cannot read skill state {key!r} from {self.where}"
         async with self._connection(failure) as db:
             value = await db.fetchval("SELECT value FROM skill_state WHERE key = $1", key)
@@ -36,6 +37,7 @@ class PostgresSkillState(PostgresDatabase):
 
     async def drop_state(self, key: str) -> None:
         """Forget the value under `key`."""
+        check_state_key(key)
         async with self._connection(f"cannot delete skill state {key!r} from {self.where}") as db:
             await db.execute("DELETE FROM skill_state WHERE key = $1", key)
 

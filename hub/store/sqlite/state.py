@@ -8,7 +8,7 @@ import sqlite3
 from datetime import datetime
 
 from hub.errors import StoreError
-from hub.store.columns import DROP_EXPIRED_STATES, PUT_STATE, state_row
+from hub.store.columns import DROP_EXPIRED_STATES, PUT_STATE, check_state_key, state_row
 from hub.store.cursor import epoch_micros
 from hub.store.sqlite.database import SqliteDatabase
 
@@ -22,7 +22,7 @@ class SqliteSkillState(SqliteDatabase):
         """The value saved under `key`, or None."""
         rows = self._fetch(
             "SELECT value FROM skill_state WHERE key = ?",
-            (key,),
+            (check_state_key(key),),
             f"cannot read skill state {key!r} from {self.path}",
         )
         return bytes(rows[0][0]) if rows else None
@@ -40,6 +40,7 @@ class SqliteSkillState(SqliteDatabase):
 
     async def drop_state(self, key: str) -> None:
         """Forget the value under `key`."""
+        check_state_key(key)
         db = self._conn()
         try:
             db.execute("DELETE FROM skill_state WHERE key = ?", (key,))
