@@ -1,6 +1,7 @@
 """Task storage: the roles a store plays (`hub.store.roles`), the records it keeps
 (`hub.store.records`), and its SQLite, PostgreSQL and in-memory implementations."""
 
+from hub.store.columns import MAX_STATE_KEY, MAX_STATE_VALUE
 from hub.store.factory import build_store, check_store_free, describe_store, store_location
 from hub.store.memory import MemoryTaskStore
 from hub.store.postgres import PostgresTaskStore
@@ -21,13 +22,17 @@ from hub.store.roles import (
     SharedPushConfigStore,
     SharedTaskRecords,
     SharedTaskStore,
+    SkillStateStore,
     Storage,
+    TaskManagerStore,
     TaskRecords,
     TaskStore,
 )
 from hub.store.sqlite import SqliteTaskStore
 
 __all__ = [
+    "MAX_STATE_KEY",
+    "MAX_STATE_VALUE",
     "ChildRecord",
     "GatewayOwnerStore",
     "LedgerStore",
@@ -39,9 +44,11 @@ __all__ = [
     "SharedPushConfigStore",
     "SharedTaskRecords",
     "SharedTaskStore",
+    "SkillStateStore",
     "SqliteTaskStore",
     "Storage",
     "TaskChange",
+    "TaskManagerStore",
     "TaskNotice",
     "TaskPage",
     "TaskQuery",

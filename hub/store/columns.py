@@ -1,5 +1,5 @@
-"""How tasks, push configs and ledger lines are laid out in the stores' rows, shared by
-SQLite and PostgreSQL (and by the in-memory store for push configs).
+"""How tasks, push configs, ledger lines and skills' state are laid out in the stores' rows,
+shared by SQLite and PostgreSQL (and by the in-memory store for push configs and state).
 
 The statements every SQL store writes alike are here too, with SQLite's `?` placeholders
 (the PostgreSQL store numbers them, `hub.store.postgres.database.numbered`), beside the rows
@@ -15,28 +15,37 @@ condition literally).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
-from hub.store.cursor import status_key
+from hub.store.cursor import epoch_micros, status_key
 from hub.store.records import ChildRecord, PushConfigRecord, TaskQuery, TaskRecord
 
 __all__ = [
     "CHILD_COLUMNS",
     "CLAIM_PARTNER_TASK",
+    "DROP_EXPIRED_STATES",
     "LIVE_CHILD",
+    "MAX_STATE_KEY",
+    "MAX_STATE_VALUE",
     "PARTNER_TASK_OWNER",
     "PUSH_COLUMNS",
     "PUT_CHILD",
     "PUT_PUSH",
+    "PUT_STATE",
     "PUT_TASK",
     "UNSETTLED_TASK",
     "ChildRow",
     "PushRow",
+    "StateRow",
     "TaskRow",
+    "check_state_key",
     "child_record",
     "child_row",
     "counted_by_owner_and_state",
     "push_record",
     "push_row",
+    "state_row",
     "task_record",
     "task_row",
 ]
@@ -77,6 +86,20 @@ CLAIM_PARTNER_TASK = (
     "ON CONFLICT (agent, task_id) DO NOTHING"
 )
 PARTNER_TASK_OWNER = "SELECT owner FROM partner_tasks WHERE agent = ? AND task_id = ?"
+PUT_STATE = (
+    "INSERT INTO skill_state (key, value, updated_us, expires_us) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "value = excluded.value, updated_us = excluded.updated_us, expires_us = excluded.expires_us"
+)
+# The comparison implies `expires_us IS NOT NULL`: the partial index on it serves the sweep.
+DROP_EXPIRED_STATES = "DELETE FROM skill_state WHERE expires_us <= ?"
+
+MAX_STATE_KEY = 512
+"""The longest key of a skill's state, in characters."""
+
+MAX_STATE_VALUE = 8 * 1024 * 1024
+"""The largest value of a skill's state, in bytes (8 MiB): a checkpoint is written whole at
+every step, so a state past this belongs in files or artifacts, not in the store's rows."""
 
 TaskRow = tuple[str, str, str, int, str, str, bytes]
 """task_id, context_id, state, status time (epoch µs), owner, skill, body."""
@@ -144,3 +167,45 @@ def counted_by_owner_and_state(query: TaskQuery) -> bool:
     filters on nothing else); a context, time or skill filter is counted over the rows it
     selects."""
     return query.context_id is None and query.updated_after is None and query.skill is None
+
+
+StateRow = tuple[str, bytes, int, int | None]
+"""key, value, when it was written (epoch µs), when it expires (epoch µs, or None)."""
+
+
+def check_state_key(key: str) -> str:
+    """`key`, if a skill's state may be kept under it.
+
+    Raises:
+        ValueError: the key is empty, longer than `MAX_STATE_KEY` characters or holds a NUL
+            character.
+    """
+    if not key:
+        raise ValueError("a skill state key must not be empty")
+    if len(key) > MAX_STATE_KEY:
+        raise ValueError(
+            f"the skill state key {key[:40]!r}... is {len(key)} characters long; "
+            f"keys are at most {MAX_STATE_KEY}"
+        )
+    if "\x00" in key:
+        # PostgreSQL's text cannot hold it: refused alike by every store.
+        raise ValueError(f"the skill state key {key!r} holds a NUL character; remove it")
+    return key
+
+
+def state_row(key: str, value: bytes, expires_at: datetime | None) -> StateRow:
+    """The columns of a skill state's row, written now, in the order the upserts bind them.
+
+    Raises:
+        ValueError: the key is not one `check_state_key` accepts, or the value is longer
+            than `MAX_STATE_VALUE` bytes.
+    """
+    check_state_key(key)
+    value = bytes(value)
+    if len(value) > MAX_STATE_VALUE:
+        raise ValueError(
+            f"the skill state {key!r} is {len(value)} bytes; a state is at most "
+            f"{MAX_STATE_VALUE} bytes (8 MiB)"
+        )
+    expires = None if expires_at is None else epoch_micros(expires_at)
+    return key, value, epoch_micros(datetime.now(UTC)), expires

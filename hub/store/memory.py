@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskState
-from hub.store.columns import push_record
+from hub.store.columns import check_state_key, push_record, state_row
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -64,6 +64,8 @@ class MemoryTaskStore:
         self._children: dict[str, dict[tuple[str, str], ChildRecord]] = {}
         # (agent, partner task id) → (owner, when claimed in epoch microseconds)
         self._partner_tasks: dict[tuple[str, str], tuple[str, int]] = {}
+        # skill state key → (value, when it expires in epoch microseconds, or None)
+        self._states: dict[str, tuple[bytes, int | None]] = {}
         self._open = False
 
     async def open(self) -> None:
@@ -231,6 +233,38 @@ class MemoryTaskStore:
         self._check_open()
         found = self._partner_tasks.get((agent, task_id))
         return None if found is None else found[0]
+
+    async def load_state(self, key: str) -> bytes | None:
+        """The value saved under `key`, or None."""
+        self._check_open()
+        found = self._states.get(check_state_key(key))
+        return None if found is None else found[0]
+
+    async def save_state(
+        self, key: str, value: bytes, *, expires_at: datetime | None = None
+    ) -> None:
+        """Insert or replace the value under `key` (refused past the stores' limits)."""
+        self._check_open()
+        key, value, _, expires = state_row(key, value, expires_at)
+        self._states[key] = (value, expires)
+
+    async def drop_state(self, key: str) -> None:
+        """Forget the value under `key`."""
+        self._check_open()
+        self._states.pop(check_state_key(key), None)
+
+    async def drop_expired_states(self, now: datetime) -> int:
+        """Delete every value that expires at or before `now`; how many went."""
+        self._check_open()
+        limit = epoch_micros(now)
+        doomed = [
+            key
+            for key, (_, expires) in self._states.items()
+            if expires is not None and expires <= limit
+        ]
+        for key in doomed:
+            del self._states[key]
+        return len(doomed)
 
 
 def _row(record: TaskRecord) -> _Row:

@@ -6,9 +6,13 @@ its signature:
 
     Storage             open, close, ping                 the readiness check
     TaskRecords         tasks                             GroupCommit, ListTasks, recovery
-    LedgerStore         TaskRecords + the ledger's lines  the task manager, its ledger
+    LedgerStore         TaskRecords + the ledger's lines  the task manager's ledger
     PushConfigStore     push notification configs         the push notifier
     GatewayOwnerStore   owners of gateway tasks           the gateway (TaskOwners)
+    SkillStateStore     skills' own state, by key         skills (the orchestrator's plans
+                                                          and transcripts)
+    TaskManagerStore    LedgerStore + SkillStateStore     the task manager (it drops expired
+                                                          state with the expired tasks)
 
     TaskStore           all of the above                  SqliteTaskStore, MemoryTaskStore;
                                                           the composition root, the console
@@ -54,7 +58,9 @@ __all__ = [
     "SharedPushConfigStore",
     "SharedTaskRecords",
     "SharedTaskStore",
+    "SkillStateStore",
     "Storage",
+    "TaskManagerStore",
     "TaskRecords",
     "TaskStore",
 ]
@@ -162,10 +168,65 @@ class GatewayOwnerStore(Protocol):
         """Who started partner `agent`'s task `task_id` through the gateway, or None."""
 
 
+class SkillStateStore(Protocol):
+    """A small key/value journal in which skills keep their own state durably: a value is
+    opaque bytes under a key the skill chooses (the orchestrator keeps its plans under
+    `plan/<task_id>`, its transcripts under `transcript/<owner>/<context_id>/<skill_id>`).
+
+    Keys are 1 to `MAX_STATE_KEY` (512) characters, without NUL; values at most
+    `MAX_STATE_VALUE` bytes (8 MiB). A value with an `expires_at` stays readable until the
+    task manager's sweep of expired tasks drops it (`drop_expired_states`): expiry is
+    reclaimed space, not a deadline the reads enforce. On a shared store every replica reads
+    what any of them saved.
+    """
+
+    async def load_state(self, key: str) -> bytes | None:
+        """The value saved under `key`, byte for byte, or None.
+
+        Raises:
+            ValueError: the key is not one a value may be saved under (as `save_state`).
+        """
+
+    async def save_state(
+        self, key: str, value: bytes, *, expires_at: datetime | None = None
+    ) -> None:
+        """Insert or replace the value under `key`, with when it may be dropped (None:
+        never). One statement: the value is durable when the call returns, so it serves as
+        a checkpoint at every step.
+
+        Raises:
+            ValueError: the key is empty, longer than 512 characters or holds a NUL, or the
+                value is larger than 8 MiB; the message says which.
+        """
+
+    async def drop_state(self, key: str) -> None:
+        """Forget the value under `key` (nothing happens if there is none).
+
+        Raises:
+            ValueError: the key is not one a value may be saved under (as `save_state`).
+        """
+
+    async def drop_expired_states(self, now: datetime) -> int:
+        """Delete every value whose `expires_at` is at or before `now`; how many went."""
+
+
 @runtime_checkable
-class TaskStore(Storage, PushConfigStore, GatewayOwnerStore, LedgerStore, TaskRecords, Protocol):
+class TaskStore(
+    Storage,
+    PushConfigStore,
+    GatewayOwnerStore,
+    LedgerStore,
+    TaskRecords,
+    SkillStateStore,
+    Protocol,
+):
     """Every role of a hub's store: what each backend implements, and what the composition
     root opens, closes and hands to each user."""
+
+
+class TaskManagerStore(LedgerStore, SkillStateStore, Protocol):
+    """What the task manager is handed: the task records with the delegation ledger, and
+    the skills' state, whose expired values it drops when it evicts expired tasks."""
 
 
 @runtime_checkable

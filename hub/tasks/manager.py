@@ -29,7 +29,7 @@ from hub.protocol import (
     state_name,
     utc_now,
 )
-from hub.store import LedgerStore, SharedTaskRecords, TaskRecord
+from hub.store import SharedTaskRecords, TaskManagerStore, TaskRecord
 from hub.tasks.commit import GroupCommit
 from hub.tasks.delivery import Delivery
 from hub.tasks.execution import Execution
@@ -80,7 +80,7 @@ class TaskManager:
     def __init__(
         self,
         *,
-        store: LedgerStore,
+        store: TaskManagerStore,
         executors: Mapping[str, TaskExecutor],
         default_skill: str,
         limits: LimitSettings,
@@ -184,14 +184,19 @@ class TaskManager:
                 log.warning("could not evict expired tasks: %s", exc)
 
     async def evict_expired(self, *, now: datetime | None = None) -> int:
-        """Delete terminal tasks whose last change is older than `limits.task_ttl`.
+        """Delete terminal tasks whose last change is older than `limits.task_ttl`, and the
+        skills' state that has expired by `now`.
 
-        Runs by itself every quarter TTL (at most every minute); returns how many went.
+        Runs by itself every quarter TTL (at most every minute); returns how many tasks went.
         """
-        cutoff = (now or utc_now()) - timedelta(seconds=self._limits.task_ttl)
+        now = now or utc_now()
+        cutoff = now - timedelta(seconds=self._limits.task_ttl)
         removed = await self._store.delete_terminal_before(cutoff)
         if removed:
             log.info("evicted %d expired task(s)", removed)
+        dropped = await self._store.drop_expired_states(now)
+        if dropped:
+            log.info("dropped %d expired skill state value(s)", dropped)
         return removed
 
     # -- operations ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from hub.errors import StoreOutageError
-from hub.protocol import TaskState
+from hub.protocol import TaskState, utc_now
 from hub.store import ChildRecord, PostgresTaskStore
 from hub.tasks.ledger import DelegationLedger
 from tests.postgres import PostgresCluster, fresh_database, running_cluster
@@ -134,3 +134,40 @@ async def test_a_ledger_line_refused_while_the_server_is_down_is_written_once_it
         group.cancel_scope.cancel()
     line = ChildRecord(parent_id="parent", agent="billing", child_id="child-1", state=WORKING)
     assert lines == [line]
+
+
+async def test_skill_state_calls_while_the_server_is_down_are_outages_until_it_is_back(
+    own_cluster: PostgresCluster, store: PostgresTaskStore, heard: Heard
+) -> None:
+    import asyncpg
+
+    await store.save_state("plan/t1", b"step 1")
+    # The test cluster does not sync its commits, and an immediate stop loses those not yet
+    # written out: a checkpoint writes them (the migration's included) first.
+    admin = await asyncpg.connect(own_cluster.dsn())
+    try:
+        await admin.execute("CHECKPOINT")
+    finally:
+        await admin.close()
+    await anyio.to_thread.run_sync(own_cluster.stop)
+    try:
+        with pytest.raises(StoreOutageError, match="cannot write skill state 'plan/t1'"):
+            await store.save_state("plan/t1", b"step 2")
+        with pytest.raises(StoreOutageError, match="cannot read skill state 'plan/t1'"):
+            await store.load_state("plan/t1")
+        with pytest.raises(StoreOutageError, match="cannot delete skill state 'plan/t1'"):
+            await store.drop_state("plan/t1")
+        with pytest.raises(StoreOutageError, match="cannot delete expired skill state"):
+            await store.drop_expired_states(utc_now())
+    finally:
+        await anyio.to_thread.run_sync(own_cluster.start)
+
+    async def read() -> bytes | None:
+        with contextlib.suppress(StoreOutageError):
+            return await store.load_state("plan/t1")
+        return None
+
+    assert await _eventually(read) == b"step 1"
+    await store.save_state("plan/t1", b"step 2")
+    assert await store.load_state("plan/t1") == b"step 2"
+    assert sum("unreachable" in line for line in heard.lines) == 1

@@ -157,6 +157,18 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE TRIGGER push_configs_changed AFTER INSERT OR UPDATE OR DELETE "
         "ON push_configs FOR EACH ROW EXECUTE FUNCTION push_configs_changed()",
     ),
+    (
+        # Skills' own state (the orchestrator's plans and transcripts), a value per key that
+        # every replica reads; only the values that expire are indexed, for the sweep.
+        """CREATE TABLE skill_state (
+            key        TEXT COLLATE "C" PRIMARY KEY,
+            value      BYTEA NOT NULL,
+            updated_us BIGINT NOT NULL,
+            expires_us BIGINT
+        )""",
+        "CREATE INDEX skill_state_expiring ON skill_state (expires_us) "
+        "WHERE expires_us IS NOT NULL",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 

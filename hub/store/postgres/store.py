@@ -7,8 +7,8 @@ one), so what a call acknowledged survives the hub process and, with the server'
 Queries mirror the SQLite store's one for one (same cursor, same order, same maintained
 counts), so the conformance suite holds both to the same answers. This module holds the task
 records and the store that composes every role; the pool is `database.py`, each other role
-has a module of its own (`push_configs.py`, `ledger.py`, `owners.py`, `partners.py`), and
-what replicas need beyond that (`SharedTaskRecords`) is in `replica.py`.
+has a module of its own (`push_configs.py`, `ledger.py`, `owners.py`, `partners.py`,
+`state.py`), and what replicas need beyond that (`SharedTaskRecords`) is in `replica.py`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from hub.store.postgres.owners import PostgresGatewayOwners
 from hub.store.postgres.partners import PostgresRuntimePartners
 from hub.store.postgres.push_configs import PostgresPushConfigs
 from hub.store.postgres.replica import PostgresReplication, with_version
+from hub.store.postgres.state import PostgresSkillState
 from hub.store.records import TaskPage, TaskQuery, TaskRecord
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class PostgresTaskStore(
     PostgresLedger,
     PostgresGatewayOwners,
     PostgresRuntimePartners,
+    PostgresSkillState,
 ):
     """Task records, and every other role's data, in a PostgreSQL database, its schema
     created or migrated on `open`.

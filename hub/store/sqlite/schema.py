@@ -105,6 +105,18 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP INDEX children_by_state",
         f"CREATE INDEX children_live ON children (parent_id) WHERE {LIVE_CHILD}",
     ),
+    (
+        # Skills' own state (the orchestrator's plans and transcripts), a value per key; only
+        # the values that expire are indexed, for the sweep.
+        """CREATE TABLE skill_state (
+            key        TEXT PRIMARY KEY,
+            value      BLOB NOT NULL,
+            updated_us INTEGER NOT NULL,
+            expires_us INTEGER
+        )""",
+        "CREATE INDEX skill_state_expiring ON skill_state (expires_us) "
+        "WHERE expires_us IS NOT NULL",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 

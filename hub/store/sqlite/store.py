@@ -15,8 +15,8 @@ however many tasks are stored.
 
 This module holds the task records and the store that composes every role; the file itself
 is `database.py`, and each other role has a module of its own (`push_configs.py`,
-`ledger.py`, `owners.py`), all on one connection. The schema and its migration steps are in
-`schema.py`.
+`ledger.py`, `owners.py`, `state.py`), all on one connection. The schema and its migration
+steps are in `schema.py`.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from hub.store.records import TaskPage, TaskQuery, TaskRecord
 from hub.store.sqlite.ledger import SqliteLedger
 from hub.store.sqlite.owners import SqliteGatewayOwners
 from hub.store.sqlite.push_configs import SqlitePushConfigs
+from hub.store.sqlite.state import SqliteSkillState
 
 if TYPE_CHECKING:
     from hub.store.roles import TaskStore
@@ -70,7 +71,7 @@ _DELETE_EXPIRED_CHILDREN = (
 )
 
 
-class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners):
+class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, SqliteSkillState):
     """Task records, and every other role's data, in one SQLite file, created with its
     folder on `open`.
 
