@@ -105,10 +105,8 @@ def _script(request: ModelRequest) -> Turn:
         return Turn(error=ModelError(400, "the message names no plan, or no tool is offered"))
     calls, shape, delay = int(match[1]), match[2], float(match[3])
     done = request.tool_results
-    if shape == "sequential":
-        wanted = 1 if done < calls else 0
-    else:
-        wanted = calls if done == 0 else 0
+    # Sequential: one call a turn until N have answered; parallel: N calls in the first turn.
+    wanted = int(done < calls) if shape == "sequential" else calls * (done == 0)
     if not wanted:
         return Turn(text=f"done: {done} partner answers", delay=delay)
     tool = request.tools[0]
