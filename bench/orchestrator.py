@@ -190,7 +190,9 @@ limits:
 """
 
 
-def _targets(names: Sequence[str], model_url: str, partner_port: int) -> list[Target]:
+def _targets(
+    names: Sequence[str], model_url: str, partner_port: int, profile: bool
+) -> list[Target]:
     targets = []
     for name in names:
         if name in ("hub", "hub-memory"):
@@ -199,13 +201,19 @@ def _targets(names: Sequence[str], model_url: str, partner_port: int) -> list[Ta
             (REPO / config).parent.mkdir(parents=True, exist_ok=True)
             (REPO / config).write_text(_hub_settings(model_url, store), encoding="utf-8")
 
-            def command(port: int, config: Path = config, store: str = store) -> list[str]:
-                return hub_command(
+            def command(
+                port: int, config: Path = config, store: str = store, name: str = name
+            ) -> list[str]:
+                line = hub_command(
                     port,
                     config=str(config),
                     store=_STORE if store == "sqlite" else None,
                     extra=["--agents", str(_AGENTS)],
                 )
+                if not profile:
+                    return line
+                # The same arguments, under cProfile (`bench.profiled`).
+                return [sys.executable, "-m", "bench.profiled", str(_profile(name)), *line[1:]]
 
             targets.append(
                 Target(
@@ -234,6 +242,24 @@ def _targets(names: Sequence[str], model_url: str, partner_port: int) -> list[Ta
         else:
             raise SystemExit(f"unknown target {name!r} (known: hub, hub-memory, maf)")
     return targets
+
+
+def _profile(target: str) -> Path:
+    return RESULTS / f"orchestrator-{target}.prof"
+
+
+def _print_profile(target: str, top: int = 30) -> None:
+    """The functions `target` spent most CPU in, by own time and by cumulative time."""
+    import pstats
+
+    path = _profile(target)
+    if not path.exists():
+        return
+    print(f"\n{target}: CPU profile ({path.relative_to(REPO)}), by own time")
+    stats = pstats.Stats(str(path))
+    stats.sort_stats("tottime").print_stats(top)
+    print(f"{target}: by cumulative time")
+    stats.sort_stats("cumulative").print_stats(top)
 
 
 def _install() -> None:
@@ -395,7 +421,7 @@ async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[flo
         ) as partner:
             write_partner_agents(_AGENTS, partner.port)
             partner_url = f"http://127.0.0.1:{partner.port}/"
-            targets = _targets(args.targets, model.openai_base_url, partner.port)
+            targets = _targets(args.targets, model.openai_base_url, partner.port, args.profile)
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 turn = round_no - 1
@@ -568,6 +594,12 @@ def main(argv: list[str] | None = None) -> None:
         "--concurrent", type=int, default=100, help="plans at once on one server (0: skip)"
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run the hubs under cProfile (CPU time) and print where it went; the figures "
+        "then include the profiler's own cost",
+    )
+    parser.add_argument(
         "--install", action="store_true", help=f"make {MAF_PYTHON.parent.parent} first"
     )
     args = parser.parse_args(argv)
@@ -605,6 +637,10 @@ def main(argv: list[str] | None = None) -> None:
         "subtracted from the added time)"
     )
     print(_report(cells, args))
+    if args.profile:
+        for target in args.targets:
+            if target != "maf":
+                _print_profile(target)
 
 
 if __name__ == "__main__":
