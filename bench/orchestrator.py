@@ -2,9 +2,10 @@
 
 A plan is what one SendMessage to an orchestrator sets going: model calls and tool calls
 until the model answers. Both sides run the same plans against the same scripted model
-server (`hub.testing.model_server`, an OpenAI-compatible server in this process, answering
-each turn after a fixed delay: 0 ms, and 200 ms as a fast hosted model) and the same instant
-partner (`bench.canned_server`, which answers from memory):
+server (`bench.scripted_model`: `hub.testing.model_server`'s OpenAI-compatible server in a
+process of its own, answering each turn after a fixed delay: 0 ms, and 200 ms as a fast
+hosted model) and the same instant partner (`bench.canned_server`, which answers from
+memory):
 
 - `hub`: a hub serving an orchestrator skill (`planner`, settings written to
   `var/bench-orchestrator-sqlite.yaml` with the model server's URL), its partner listed in an
@@ -19,7 +20,8 @@ The script of a plan of N calls: `sequential` (the default) is N model turns of 
 each, then a turn that answers: 2N + 1 steps (N + 1 model calls, N tool calls);
 `parallel` is one turn of N calls at once, then the answer: N + 2 steps. The plan is named in
 the message's text (`plan 4 sequential 0.2`), which the scripted model reads, so both sides
-get the same turns.
+get the same turns (the hub streams each model answer, Agent Framework's client asks for it
+whole: each side as it does by default).
 
 Measured, for each side, delay, shape and N, one plan at a time:
 - added ms per plan: the wall time the client saw, less the model's scripted delays, less
@@ -33,7 +35,7 @@ Measured, for each side, delay, shape and N, one plan at a time:
 And 100 plans at once (`--concurrent`, each of 4 sequential calls against the 200 ms model):
 whether all complete, the p50 and p99 added time, CPU per step.
 
-The servers are pinned to core 0 (one at a time); this process, the model server in it and the
+The servers are pinned to core 0 (one at a time); this process, the model server and the
 partner to core 1. The sides are interleaved round by round (their order rotating) and each
 figure is the median over rounds with the min and max.
 
@@ -47,7 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import statistics
 import subprocess
 import sys
@@ -56,7 +57,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -75,7 +75,6 @@ from bench.target import (
     start_server,
     write_partner_agents,
 )
-from hub.testing.model_server import ModelError, ModelRequest, ToolCall, Turn, serve_model
 
 __all__ = ["MAF_PYTHON", "main"]
 
@@ -89,45 +88,11 @@ _MAF_PACKAGES = (
 _AGENTS = Path("var/bench-orchestrator-agents.yaml")
 _STORE = Path("var/bench-orchestrator.db")
 _SETTLE = 0.25
-_PLAN = re.compile(r"plan (\d+) (sequential|parallel) ([0-9.]+)")
 _CONCURRENT_CALLS = 4
 _CONCURRENT_DELAY = 0.2
 
 
-# -- the scripted model ------------------------------------------------------------------------
-
-
-def _script(request: ModelRequest) -> Turn:
-    """The next turn of the plan the user's message names: a tool call (or N at once) until
-    the plan's calls have answered, then the answer; each after the plan's delay."""
-    match = _PLAN.search(request.last_user_text)
-    if match is None or not request.tools:
-        return Turn(error=ModelError(400, "the message names no plan, or no tool is offered"))
-    calls, shape, delay = int(match[1]), match[2], float(match[3])
-    done = request.tool_results
-    # Sequential: one call a turn until N have answered; parallel: N calls in the first turn.
-    wanted = int(done < calls) if shape == "sequential" else calls * (done == 0)
-    if not wanted:
-        return Turn(text=f"done: {done} partner answers", delay=delay)
-    tool = request.tools[0]
-    argument = _first_argument(request.body, tool)
-    return Turn(
-        tool_calls=[ToolCall(tool, {argument: f"step {done + i + 1}"}) for i in range(wanted)],
-        delay=delay,
-    )
-
-
-def _first_argument(body: Any, tool: str) -> str:
-    """The first required argument of `tool` as offered (the hub's partner tool takes
-    `message`, Agent Framework's agent tool `task`)."""
-    for offered in body.get("tools") or []:
-        function = offered.get("function") or {}
-        if function.get("name") == tool:
-            parameters = function.get("parameters") or {}
-            required = parameters.get("required") or list(parameters.get("properties") or {})
-            if required:
-                return str(required[0])
-    return "message"
+# -- the plans -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +225,10 @@ def _print_profile(target: str, top: int = 30) -> None:
     stats.sort_stats("tottime").print_stats(top)
     print(f"{target}: by cumulative time")
     stats.sort_stats("cumulative").print_stats(top)
+
+
+def _model_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.scripted_model", "--port", str(port)]
 
 
 def _install() -> None:
@@ -411,17 +380,19 @@ async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[flo
     cells: list[_Cell] = []
     baselines_seen: list[tuple[float, float]] = []
     partner_t = Target(name="partner", command=canned_command())
+    model_t = Target(name="model", command=_model_command, card_path="/v1/models")
     limits = httpx.Limits(max_connections=args.concurrent + 10, max_keepalive_connections=200)
-    async with (
-        serve_model(_script) as model,
-        httpx.AsyncClient(trust_env=False, timeout=300, limits=limits) as http,
-    ):
-        with start_server(
-            partner_t, core=1, log_path=RESULTS / "orchestrator-partner.log"
-        ) as partner:
+    async with httpx.AsyncClient(trust_env=False, timeout=300, limits=limits) as http:
+        with (
+            start_server(model_t, core=1, log_path=RESULTS / "orchestrator-model.log") as model,
+            start_server(
+                partner_t, core=1, log_path=RESULTS / "orchestrator-partner.log"
+            ) as partner,
+        ):
             write_partner_agents(_AGENTS, partner.port)
             partner_url = f"http://127.0.0.1:{partner.port}/"
-            targets = _targets(args.targets, model.openai_base_url, partner.port, args.profile)
+            model_url = f"http://127.0.0.1:{model.port}/v1"
+            targets = _targets(args.targets, model_url, partner.port, args.profile)
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 turn = round_no - 1
@@ -433,7 +404,7 @@ async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[flo
                             http,
                             server,
                             args,
-                            model.openai_base_url,
+                            model_url,
                             partner_url,
                             round_no,
                             baselines_seen,
