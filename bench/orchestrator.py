@@ -257,7 +257,11 @@ async def _send(http: httpx.AsyncClient, url: str, text: str) -> float | None:
         },
     }
     started = time.perf_counter()
-    response = await http.post(url, json=body, headers={"A2A-Version": "1.0"})
+    try:
+        response = await http.post(url, json=body, headers={"A2A-Version": "1.0"})
+    except httpx.TransportError as exc:
+        print(f"    failed: {type(exc).__name__} {exc}", flush=True)
+        return None
     elapsed = time.perf_counter() - started
     try:
         task = response.json()["result"]["task"]
@@ -296,6 +300,11 @@ async def _baselines(
 
 
 # -- the measurements --------------------------------------------------------------------------
+
+
+class _ServerGone(RuntimeError):
+    """The server under measurement exited (on this shared machine, something else may end
+    it): its round is dropped and the run goes on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,6 +365,9 @@ async def _measure(
         walls = [wall for wall in results if wall is not None]
         failed = len(results) - len(walls)
     wall_s = time.perf_counter() - started
+    code = server.process.poll()
+    if code is not None:
+        raise _ServerGone(f"{server.target.name} exited with code {code} during a measurement")
     await anyio.sleep(_SETTLE)
     cpu = server.cpu_seconds() - before
     added = _added(walls, plan, *baselines)
@@ -399,16 +411,19 @@ async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[flo
                 order = targets[turn % len(targets) :] + targets[: turn % len(targets)]
                 for target in order:
                     log_path = RESULTS / f"orchestrator-{target.name}-{round_no}.log"
-                    with start_server(target, core=0, log_path=log_path) as server:
-                        cells += await _target_round(
-                            http,
-                            server,
-                            args,
-                            model_url,
-                            partner_url,
-                            round_no,
-                            baselines_seen,
-                        )
+                    try:
+                        with start_server(target, core=0, log_path=log_path) as server:
+                            cells += await _target_round(
+                                http,
+                                server,
+                                args,
+                                model_url,
+                                partner_url,
+                                round_no,
+                                baselines_seen,
+                            )
+                    except _ServerGone as exc:
+                        print(f"  {exc}: its round is left out", flush=True)
     return cells, baselines_seen
 
 
