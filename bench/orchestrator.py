@@ -24,10 +24,9 @@ get the same turns (the hub streams each model answer, Agent Framework's client 
 whole: each side as it does by default).
 
 Measured, for each side, delay, shape and N, one plan at a time:
-- added ms per plan: the wall time the client saw, less the model's scripted delays, less
-  what the model server and the partner take when called directly (each round's p50 of a
-  direct model call and a direct partner SendMessage, from this process), times the turns
-  and the partner calls on the plan's path;
+- added ms per plan: the wall time the client saw (p50 over the plans), less the model's
+  scripted delays, less the model server's and the partner's own CPU on the plan's path
+  (read from /proc as the server's is, per model turn and per partner call);
 - added ms per step: that divided by the plan's steps;
 - CPU ms per step: the server process's CPU (utime + stime from /proc, all its threads)
   over the plans, divided by their steps.
@@ -275,36 +274,20 @@ async def _send(http: httpx.AsyncClient, url: str, text: str) -> float | None:
     return elapsed
 
 
-async def _direct_model(http: httpx.AsyncClient, model_url: str) -> float:
-    """One streamed chat completion from the model server (a plan of no calls, no delay)."""
-    body = {
-        "model": "scripted",
-        "stream": True,
-        "messages": [{"role": "user", "content": "plan 0 sequential 0"}],
-        "tools": [{"type": "function", "function": {"name": "partner", "parameters": {}}}],
-    }
-    started = time.perf_counter()
-    async with http.stream("POST", f"{model_url}/chat/completions", json=body) as response:
-        async for _ in response.aiter_bytes():
-            pass
-    return time.perf_counter() - started
-
-
-async def _baselines(
-    http: httpx.AsyncClient, model_url: str, partner_url: str, count: int = 30
-) -> tuple[float, float]:
-    """p50 seconds of a direct model call and of a direct partner SendMessage."""
-    model = [await _direct_model(http, model_url) for _ in range(count)]
-    partner = [await _send(http, partner_url, "hello") or 0.0 for _ in range(count)]
-    return statistics.median(model), statistics.median(partner)
-
-
 # -- the measurements --------------------------------------------------------------------------
 
 
 class _ServerGone(RuntimeError):
     """The server under measurement exited (on this shared machine, something else may end
-    it): its round is dropped and the run goes on."""
+    it): its round is measured again on a fresh server."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Sides:
+    """The model server and the partner, whose own CPU is taken out of the added time."""
+
+    model: RunningServer
+    partner: RunningServer
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,13 +304,12 @@ class _Cell:
     """p50 over the plans of the added wall time of one plan."""
     added_p99_ms: float
     cpu_ms_per_step: float
+    model_ms_per_turn: float
+    """The model server's CPU per model call (taken out of the added time)."""
+    partner_ms_per_call: float
+    """The partner's CPU per call (taken out of the added time)."""
     wall_s: float
     concurrent: int = 1
-
-
-def _added(walls: Sequence[float], plan: _Plan, model_s: float, partner_s: float) -> list[float]:
-    fixed = plan.turns * (plan.delay + model_s) + plan.partner_calls_on_path * partner_s
-    return sorted((wall - fixed) * 1e3 for wall in walls)
 
 
 def _nearest_rank(values: Sequence[float], q: float) -> float:
@@ -337,24 +319,21 @@ def _nearest_rank(values: Sequence[float], q: float) -> float:
 async def _measure(
     http: httpx.AsyncClient,
     server: RunningServer,
+    sides: _Sides,
     plan: _Plan,
     plans: int,
-    concurrent: int,
-    baselines: tuple[float, float],
     round_no: int,
+    concurrent: int = 1,
 ) -> _Cell:
+    """`plans` plans, one after another or `concurrent` at once (then `plans` of them)."""
     url = f"http://127.0.0.1:{server.port}/"
     walls: list[float] = []
-    failed = 0
-    before = server.cpu_seconds()
+    before = (server.cpu_seconds(), sides.model.cpu_seconds(), sides.partner.cpu_seconds())
     started = time.perf_counter()
     if concurrent <= 1:
-        for _ in range(plans):
-            wall = await _send(http, url, plan.text)
-            failed += wall is None
-            walls += [wall] if wall is not None else []
+        results = [await _send(http, url, plan.text) for _ in range(plans)]
     else:
-        results: list[float | None] = []
+        results = []
 
         async def one() -> None:
             results.append(await _send(http, url, plan.text))
@@ -362,15 +341,25 @@ async def _measure(
         async with anyio.create_task_group() as group:
             for _ in range(plans):
                 group.start_soon(one)
-        walls = [wall for wall in results if wall is not None]
-        failed = len(results) - len(walls)
     wall_s = time.perf_counter() - started
     code = server.process.poll()
     if code is not None:
         raise _ServerGone(f"{server.target.name} exited with code {code} during a measurement")
     await anyio.sleep(_SETTLE)
-    cpu = server.cpu_seconds() - before
-    added = _added(walls, plan, *baselines)
+    cpu, model_cpu, partner_cpu = (
+        server.cpu_seconds() - before[0],
+        sides.model.cpu_seconds() - before[1],
+        sides.partner.cpu_seconds() - before[2],
+    )
+    walls = [wall for wall in results if wall is not None]
+    model_per_turn = model_cpu / (plans * plan.turns)
+    partner_per_call = partner_cpu / (plans * plan.calls) if plan.calls else 0.0
+    # What the plan waits for that is not the server's: the scripted delays, and the model
+    # server's and the partner's own work on the plan's path.
+    fixed = plan.turns * (plan.delay + model_per_turn) + (
+        plan.partner_calls_on_path * partner_per_call
+    )
+    added = sorted((wall - fixed) * 1e3 for wall in walls)
     return _Cell(
         target=server.target.name,
         round=round_no,
@@ -379,18 +368,19 @@ async def _measure(
         calls=plan.calls,
         steps=plan.steps,
         plans=plans,
-        failed=failed,
+        failed=len(results) - len(walls),
         added_ms=statistics.median(added) if added else math.nan,
         added_p99_ms=_nearest_rank(added, 0.99),
         cpu_ms_per_step=cpu * 1e3 / (plans * plan.steps),
+        model_ms_per_turn=model_per_turn * 1e3,
+        partner_ms_per_call=partner_per_call * 1e3,
         wall_s=wall_s,
         concurrent=concurrent,
     )
 
 
-async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[float, float]]]:
+async def _rounds(args: argparse.Namespace) -> list[_Cell]:
     cells: list[_Cell] = []
-    baselines_seen: list[tuple[float, float]] = []
     partner_t = Target(name="partner", command=canned_command())
     model_t = Target(name="model", command=_model_command, card_path="/v1/models")
     limits = httpx.Limits(max_connections=args.concurrent + 10, max_keepalive_connections=200)
@@ -402,39 +392,45 @@ async def _rounds(args: argparse.Namespace) -> tuple[list[_Cell], list[tuple[flo
             ) as partner,
         ):
             write_partner_agents(_AGENTS, partner.port)
-            partner_url = f"http://127.0.0.1:{partner.port}/"
-            model_url = f"http://127.0.0.1:{model.port}/v1"
-            targets = _targets(args.targets, model_url, partner.port, args.profile)
+            sides = _Sides(model=model, partner=partner)
+            targets = _targets(
+                args.targets, f"http://127.0.0.1:{model.port}/v1", partner.port, args.profile
+            )
             for round_no in range(1, args.rounds + 1):
                 print(f"round {round_no}/{args.rounds}", flush=True)
                 turn = round_no - 1
                 order = targets[turn % len(targets) :] + targets[: turn % len(targets)]
                 for target in order:
-                    log_path = RESULTS / f"orchestrator-{target.name}-{round_no}.log"
-                    try:
-                        with start_server(target, core=0, log_path=log_path) as server:
-                            cells += await _target_round(
-                                http,
-                                server,
-                                args,
-                                model_url,
-                                partner_url,
-                                round_no,
-                                baselines_seen,
-                            )
-                    except _ServerGone as exc:
-                        print(f"  {exc}: its round is left out", flush=True)
-    return cells, baselines_seen
+                    cells += await _target_round(http, target, sides, args, round_no)
+    return cells
 
 
 async def _target_round(
     http: httpx.AsyncClient,
-    server: RunningServer,
+    target: Target,
+    sides: _Sides,
     args: argparse.Namespace,
-    model_url: str,
-    partner_url: str,
     round_no: int,
-    baselines_seen: list[tuple[float, float]],
+    attempts: int = 3,
+) -> list[_Cell]:
+    """One round of `target` on a fresh server; again on another if the server exits."""
+    log_path = RESULTS / f"orchestrator-{target.name}-{round_no}.log"
+    for attempt in range(1, attempts + 1):
+        try:
+            with start_server(target, core=0, log_path=log_path) as server:
+                return await _measure_all(http, server, sides, args, round_no)
+        except _ServerGone as exc:
+            print(f"  {exc} (attempt {attempt} of {attempts})", flush=True)
+    print(f"  {target.name}: round {round_no} left out", flush=True)
+    return []
+
+
+async def _measure_all(
+    http: httpx.AsyncClient,
+    server: RunningServer,
+    sides: _Sides,
+    args: argparse.Namespace,
+    round_no: int,
 ) -> list[_Cell]:
     url = f"http://127.0.0.1:{server.port}/"
     # Warm-up, not counted: imports, connections, the store file, the partner's card.
@@ -443,29 +439,27 @@ async def _target_round(
             await _send(http, url, _Plan(calls, "sequential", 0).text)
     if args.concurrent:
         warm = _Plan(_CONCURRENT_CALLS, "sequential", 0)
-        await _measure(http, server, warm, args.concurrent, args.concurrent, (0.0, 0.0), 0)
-    baselines = await _baselines(http, model_url, partner_url)
-    baselines_seen.append(baselines)
+        await _measure(http, server, sides, warm, args.concurrent, 0, args.concurrent)
     cells = []
     for delay in args.delays:
         for shape in args.shapes:
             for calls in args.calls:
                 plan = _Plan(calls, shape, delay)
                 plans = max(args.min_plans, math.ceil(args.steps / plan.steps))
-                cell = await _measure(http, server, plan, plans, 1, baselines, round_no)
+                cell = await _measure(http, server, sides, plan, plans, round_no)
                 print(
                     f"  {server.target.name:10} {delay * 1e3:4.0f} ms {shape:10} {calls:2} calls:"
                     f" {plans:3} plans, added {cell.added_ms:7.2f} ms/plan "
                     f"({cell.added_ms / plan.steps:5.2f} ms/step), CPU "
-                    f"{cell.cpu_ms_per_step:5.2f} ms/step, failed {cell.failed}",
+                    f"{cell.cpu_ms_per_step:5.2f} ms/step (model server "
+                    f"{cell.model_ms_per_turn:.2f} ms/turn, partner "
+                    f"{cell.partner_ms_per_call:.2f} ms/call), failed {cell.failed}",
                     flush=True,
                 )
                 cells.append(cell)
     if args.concurrent:
         plan = _Plan(_CONCURRENT_CALLS, "sequential", _CONCURRENT_DELAY)
-        cell = await _measure(
-            http, server, plan, args.concurrent, args.concurrent, baselines, round_no
-        )
+        cell = await _measure(http, server, sides, plan, args.concurrent, round_no, args.concurrent)
         print(
             f"  {server.target.name:10} {args.concurrent} at once: {cell.plans - cell.failed}/"
             f"{cell.plans} completed in {cell.wall_s:.2f} s, added p50 {cell.added_ms:.1f} ms "
@@ -607,20 +601,19 @@ def main(argv: list[str] | None = None) -> None:
     if not pin_self(1):
         print("warning: cannot pin to core 1; figures mean little", file=sys.stderr)
     try:
-        cells, baselines = anyio.run(_rounds, args, backend_options={"use_uvloop": True})
+        cells = anyio.run(_rounds, args, backend_options={"use_uvloop": True})
     except ServerStartError as exc:
         raise SystemExit(f"bench.orchestrator: {exc}") from None
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "orchestrator.json").write_text(
         json.dumps([asdict(c) for c in cells], indent=2), encoding="utf-8"
     )
-    model_s = [b[0] * 1e3 for b in baselines]
-    partner_s = [b[1] * 1e3 for b in baselines]
+    single = [c for c in cells if c.concurrent == 1]
     print()
     print(
-        f"{args.rounds} rounds; medians (min to max); a direct model call took "
-        f"{spread(model_s)} ms and a direct partner call {spread(partner_s)} ms (p50, "
-        "subtracted from the added time)"
+        f"{args.rounds} rounds; medians (min to max). Taken out of the added time: the model "
+        f"server's CPU, {spread([c.model_ms_per_turn for c in single])} ms a turn, and the "
+        f"partner's, {spread([c.partner_ms_per_call for c in single])} ms a call"
     )
     print(_report(cells, args))
     if args.profile:
