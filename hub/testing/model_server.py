@@ -230,12 +230,18 @@ class ModelServer:
         self._notify()
         request = ModelRequest.parse(provider, body)
         turn = self._next(request)
+        tracked = _Tracked(send)
         with anyio.CancelScope() as cut:
             self._answering.add(cut)
             try:
-                await self._answer(receive, send, request, turn)
+                await self._answer(receive, tracked, request, turn)
             finally:
                 self._answering.discard(cut)
+        # Cut by `close` (after a disconnect, uvicorn drops what is sent): end it cleanly.
+        if not tracked.started:
+            await _error(send, provider, ModelError(503, "the model server has stopped", False))
+        elif not tracked.finished:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _admitted(self, headers: Mapping[str, str], *, bearer_only: bool) -> bool:
         """Whether the request shows the key: `Authorization: Bearer <key>`, or `x-api-key`
@@ -258,21 +264,16 @@ class ModelServer:
             return Turn(error=ModelError(500, f"script exhausted at request {count}", False))
         return self._turns.pop(0)
 
-    async def _answer(self, receive: _Receive, send: _Send, req: ModelRequest, turn: Turn) -> None:
+    async def _answer(
+        self, receive: _Receive, send: _Tracked, req: ModelRequest, turn: Turn
+    ) -> None:
         """Play `turn`, counting a disconnect when the client goes before the answer's end."""
-        finished = False
-
-        async def tracked(message: dict[str, Any]) -> None:
-            nonlocal finished
-            if message["type"] == "http.response.body" and not message.get("more_body"):
-                finished = True
-            await send(message)
 
         async def watch() -> None:
             # uvicorn answers http.disconnect once the answer is complete as well.
             while (await receive())["type"] != "http.disconnect":
                 pass
-            if not finished:
+            if not send.finished:
                 self.disconnects += 1
                 self._notify()
             group.cancel_scope.cancel()
@@ -281,11 +282,11 @@ class ModelServer:
             group.start_soon(watch)
             await anyio.sleep(turn.delay)
             if turn.error is not None:
-                await _error(tracked, req.provider, turn.error)
+                await _error(send, req.provider, turn.error)
             elif turn.hang and not req.stream:
                 await anyio.sleep_forever()
             else:
-                await self._reply(tracked, req, turn)
+                await self._reply(send, req, turn)
             group.cancel_scope.cancel()
 
     async def _reply(self, send: _Send, req: ModelRequest, turn: Turn) -> None:
@@ -313,6 +314,20 @@ class ModelServer:
             if turn.hang and index == encoded.first:
                 await anyio.sleep_forever()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class _Tracked:
+    """An ASGI `send` that remembers whether the answer has started and ended."""
+
+    def __init__(self, send: _Send) -> None:
+        self._send = send
+        self.started = False
+        self.finished = False
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        self.started = True
+        self.finished = message["type"] == "http.response.body" and not message.get("more_body")
+        await self._send(message)
 
 
 async def _json(send: _Send, status: int, body: Any, *extra: tuple[bytes, bytes]) -> None:
