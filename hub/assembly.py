@@ -96,6 +96,10 @@ class HubCore:
                     await stack.enter_async_context(self.sync.running())
                 if self.push is not None:
                     await stack.enter_async_context(self.push)
+                for skill in self.skills.values():
+                    # After the manager has stopped the plans: their models' HTTP clients.
+                    if isinstance(skill, Orchestrator) and skill.model is not None:
+                        stack.push_async_callback(skill.model.aclose)
                 await stack.enter_async_context(self.manager)
                 await self.partners.warm()
                 yield

@@ -108,7 +108,8 @@ def describe_plan_event(plan: dict[str, Any]) -> str:
         )
     if event == "tool_call":
         arguments = ", ".join(
-            f"{key}={json.dumps(value)[:80]}" for key, value in (plan.get("arguments") or {}).items()
+            f"{key}={json.dumps(value)[:80]}"
+            for key, value in (plan.get("arguments") or {}).items()
         )
         partner = f" (partner {plan['partner']})" if plan.get("partner") else ""
         return f"[tool] {plan.get('tool')}({arguments}){partner}"

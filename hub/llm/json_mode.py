@@ -53,7 +53,8 @@ def step_schema(tools: Sequence[ToolSpec], *, answer: bool = True) -> dict[str, 
         }
         for tool in tools
     ]
-    return {"anyOf": [*calls, answering] if answer else calls}
+    choices = [*calls, answering] if answer else calls
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
 
 
 def _compact(schema: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +94,11 @@ def messages(
     example = tools[0].name if tools else "<tool name>"
     system = "\n\n".join(
         part
-        for part in (instructions, f"Tools:\n{listing}" if tools else "", _FORMAT.format(example=example))
+        for part in (
+            instructions,
+            f"Tools:\n{listing}" if tools else "",
+            _FORMAT.format(example=example),
+        )
         if part
     )
     result: list[Any] = []
