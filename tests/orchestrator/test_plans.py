@@ -125,6 +125,13 @@ def final_state(events: Sequence[StreamResponse]) -> TaskState:
     raise AssertionError("no state in the stream")
 
 
+def final_message(events: Sequence[StreamResponse]) -> str:
+    """The text of the last status message of the stream (a failed plan's reason)."""
+    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
+    assert status.message is not None
+    return status.message.text()
+
+
 def streamed_text(events: Sequence[StreamResponse]) -> str:
     return "".join(
         part.text or ""
@@ -294,9 +301,7 @@ async def test_a_plan_past_a_limit_fails_naming_it_and_what_was_spent(
         events = await collect(client, "loop")
 
     assert final_state(events) is TaskState.FAILED
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    text = status.message.text()
+    text = final_message(events)
     assert f"reached its limit {named}" in text
     assert "spent" in text
     assert "tokens" in text
@@ -314,10 +319,9 @@ async def test_the_cost_limit_uses_the_models_price() -> None:
         events = await collect(client, "spend")
 
     assert final_state(events) is TaskState.FAILED
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    assert "limit cost ($0.5)" in status.message.text()
-    assert "$1.0000" in status.message.text()
+    text = final_message(events)
+    assert "limit cost ($0.5)" in text
+    assert "$1.0000" in text
     assert echo.messages == []  # the step past the budget made no call
 
 
@@ -327,9 +331,7 @@ async def test_the_wall_time_limit_stops_a_slow_plan() -> None:
         events = await collect(client, "hurry")
 
     assert final_state(events) is TaskState.FAILED
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    assert "limit wall_time (1 s)" in status.message.text()
+    assert "limit wall_time (1 s)" in final_message(events)
 
 
 async def test_canceling_the_task_aborts_the_model_call() -> None:
@@ -462,9 +464,7 @@ async def test_a_model_that_refuses_the_key_fails_the_task_naming_the_entry_not_
             events = await collect(client, "hello")
 
     assert final_state(events) is TaskState.FAILED
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    text = status.message.text()
+    text = final_message(events)
     assert "model 'scripted'" in text
     assert "refused the API key (HTTP 401)" in text
     assert "wrong-key" not in text
@@ -484,10 +484,9 @@ async def test_a_model_that_cannot_be_reached_is_a_clear_failure() -> None:
         events = await collect(client, "hello")
 
     assert final_state(events) is TaskState.FAILED
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    assert "cannot be reached" in status.message.text()
-    assert "model 'gone'" in status.message.text()
+    text = final_message(events)
+    assert "cannot be reached" in text
+    assert "model 'gone'" in text
 
 
 async def test_an_anthropic_model_plans_the_same_way() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -17,23 +16,9 @@ from hub.telemetry.setup import build_telemetry
 from hub.testing import ScriptedAgent, answer, serve_hub
 from hub.testing.model_server import ToolCall, Turn, serve_model
 from tests.orchestrator.test_plans import WAIT, _served, collect, final_state, planner_for
+from tests.telemetry.hubs import one_span, parent_of, span_id
 
 pytestmark = pytest.mark.anyio
-
-
-def _one(spans: list[ReadableSpan], name: str) -> ReadableSpan:
-    found = [span for span in spans if span.name == name]
-    assert len(found) == 1, [span.name for span in spans]
-    return found[0]
-
-
-def _parent(span: ReadableSpan) -> int | None:
-    return span.parent.span_id if span.parent is not None else None
-
-
-def _id(span: ReadableSpan) -> int:
-    assert span.context is not None
-    return span.context.span_id
 
 
 async def test_a_plan_records_genai_spans_and_metrics() -> None:
@@ -57,15 +42,20 @@ async def test_a_plan_records_genai_spans_and_metrics() -> None:
 
     assert final_state(events) is TaskState.COMPLETED
     spans = list(exporter.get_finished_spans())
-    invoke = _one(spans, "invoke_agent planner")
+    invoke = one_span(spans, "invoke_agent planner")
     chats = [span for span in spans if span.name == "chat scripted"]
-    tool = _one(spans, "execute_tool a2a_weather")
-    assert [_parent(chat) for chat in chats] == [_id(invoke), _id(invoke)]
-    assert [dict(chat.attributes or {})["gen_ai.usage.input_tokens"] for chat in chats] == [100, 150]
+    tool = one_span(spans, "execute_tool a2a_weather")
+    assert [parent_of(chat) for chat in chats] == [span_id(invoke), span_id(invoke)]
+    assert [dict(chat.attributes or {})["gen_ai.usage.input_tokens"] for chat in chats] == [
+        100,
+        150,
+    ]
     assert dict(chats[0].attributes or {})["gen_ai.request.model"] == "scripted"
-    assert _parent(tool) == _id(invoke)
+    assert parent_of(tool) == span_id(invoke)
     assert dict(tool.attributes or {})["gen_ai.tool.name"] == "a2a_weather"
-    clients = [span for span in spans if span.kind is SpanKind.CLIENT and _parent(span) == _id(tool)]
+    clients = [
+        span for span in spans if span.kind is SpanKind.CLIENT and parent_of(span) == span_id(tool)
+    ]
     assert clients, "the partner call's client span hangs under execute_tool"
 
     assert 'a2a_hub_model_tokens_total{model="scripted",type="input"} 250.0' in metrics
