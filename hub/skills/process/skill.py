@@ -75,6 +75,11 @@ class ProcessSkill:
     def reply_mode(self) -> ReplyMode:
         return "task"
 
+    @property
+    def resumable(self) -> bool:
+        """False: the program stops with the hub, and running it again would redo its work."""
+        return False
+
     async def run(self, run: TaskRun) -> None:
         if run.replaying:
             # Answers recorded before a restart were given to a program that no longer
