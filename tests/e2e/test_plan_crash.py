@@ -85,7 +85,11 @@ def write_config(folder: Path, world: World) -> Path:
 store: {{kind: sqlite, path: {folder / "hub.db"}}}
 agents: {agents}
 models:
-  scripted: {{provider: openai, model: scripted, base_url: "{world.model.openai_base_url}", timeout: 60s}}
+  scripted:
+    provider: openai
+    model: scripted
+    base_url: "{world.model.openai_base_url}"
+    timeout: 60s
 skills:
   - orchestrator:
       id: planner
