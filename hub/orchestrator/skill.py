@@ -96,8 +96,12 @@ class Orchestrator:
             raise SkillError(
                 f"orchestrator '{self.skill_id}' runs outside a hub (serve it with a2a-hub or Hub)"
             )
+        scope = current_scope()
         tools = Toolset.build(
-            self.settings.tools, self.tools.within(current_scope()), own_skills=self.orchestrators
+            self.settings.tools,
+            self.tools.within(scope),
+            own_skills=self.orchestrators,
+            allowed_skills=scope.skills if scope is not None else None,
         )
         await Plan(run, self.settings, self.model, tools, self.store).execute()
 

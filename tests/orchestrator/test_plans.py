@@ -19,6 +19,7 @@ from hub.client import A2AClient, user_message
 from hub.config import AuthSettings, CredentialSettings, Settings
 from hub.orchestrator import PLAN_KEY, orchestrator
 from hub.protocol import StreamResponse, Task, TaskState
+from hub.skills.echo import echo
 from hub.testing import ScriptedAgent, answer, ask, fail, serve_hub
 from hub.testing.model_server import ModelServer, ToolCall, Turn, serve_model
 
@@ -551,3 +552,46 @@ async def test_json_mode_asks_for_a_schema_constrained_step() -> None:
     assert [choice["properties"]["action"]["const"] for choice in choices] == ["call"]
     second_schema = model.requests[1]["response_format"]["json_schema"]["schema"]
     assert any(c["properties"]["action"]["const"] == "answer" for c in second_schema["anyOf"])
+
+
+async def test_a_swarm_strategy_is_a_tool_over_the_plans_partners() -> None:
+    quick = ScriptedAgent("quick", reply=answer("quick answer"))
+    slow = ScriptedAgent("slow", reply=answer("slow answer", delay=5))
+    script = [
+        Turn(tool_calls=[ToolCall("swarm_race", {"message": "who is first?"})]),
+        Turn(text="quick won"),
+    ]
+    async with planning(script, [quick, slow], tools={"agents": ["*"], "swarm": ["race"]}) as (
+        client,
+        model,
+        _,
+    ):
+        events = await collect(client, "race them")
+
+    assert final_state(events) is TaskState.COMPLETED
+    offered = sorted(tool["function"]["name"] for tool in model.requests[0]["tools"])
+    assert offered == ["a2a_quick", "a2a_slow", "swarm_race"]
+    [returned] = tool_messages(model.requests[1])
+    assert returned["content"] == "quick answer"
+    assert [m.text() for m in quick.messages] == ["who is first?"]
+
+
+async def test_a_local_skill_is_a_tool_and_the_plan_is_not_its_own_tool() -> None:
+    script = [
+        Turn(tool_calls=[ToolCall("skill_echo", {"message": "ping"})]),
+        Turn(text="echoed"),
+    ]
+    async with serve_model(script) as model:
+        skill = planner_for(model, tools={"skills": ["echo", "planner"]})
+        async with (
+            serve_hub(skills=[echo, skill]) as hub,
+            httpx.AsyncClient(timeout=WAIT) as http,
+        ):
+            client = await A2AClient.from_url(hub.url, http=http)
+            events = await collect(client, "echo it")
+
+    assert final_state(events) is TaskState.COMPLETED
+    offered = [tool["function"]["name"] for tool in model.requests[0]["tools"]]
+    assert offered == ["skill_echo"]
+    [returned] = tool_messages(model.requests[1])
+    assert returned["content"] == "ping"
