@@ -348,16 +348,22 @@ async def test_a_function_script_answers_from_the_conversation(provider: Provide
     assert server.remaining is None
 
 
-async def test_a_function_script_that_raises_answers_500_saying_so() -> None:
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [("raises", "LookupError('no turn for this')"), ("returns", "returned a str, not a Turn")],
+)
+async def test_a_function_script_gone_wrong_answers_500_saying_so(fault: str, said: str) -> None:
     def broken(request: ModelRequest) -> Turn:
-        raise LookupError("no turn for this")
+        if fault == "raises":
+            raise LookupError("no turn for this")
+        return "plain text"  # type: ignore[return-value]
 
     async with _served(broken, "openai") as (server, model):
         with anyio.fail_after(30), pytest.raises(ModelHTTPError) as raised:
             await model_request(model, _ask("hi"))
 
     assert raised.value.status_code == 500
-    assert "no turn for this" in str(raised.value.body)
+    assert said in str(raised.value.body)
     assert len(server.requests) == 1  # not retried
 
 
@@ -426,10 +432,11 @@ async def test_a_delay_holds_the_answer_back() -> None:
         (lambda: Turn(chunks=0), "Turn.chunks"),
         (lambda: Turn(delay=-1), "Turn.delay"),
         (lambda: ModelError(200, "fine"), "ModelError.status"),
+        (lambda: ModelServer([Turn("a"), "b"]), r"script\[1\] is a str, not a Turn"),  # type: ignore[list-item]
     ],
 )
-def test_a_bad_turn_names_the_field_to_fix(make: Any, names: str) -> None:
-    with pytest.raises(ValueError, match=names):
+def test_a_bad_script_names_what_to_fix(make: Any, names: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=names):
         make()
 
 
