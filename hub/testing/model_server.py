@@ -145,13 +145,15 @@ class ModelServer:
     """A served script and what it was sent; `serve_model` makes one and serves it.
 
     `requests` holds the JSON body of each request the key admitted, in order; `disconnects`
-    counts the answers the client cut before their end; `remaining` the turns not yet
-    played (None when the script is a function).
+    counts the answers the client cut before their end.
     """
 
     def __init__(self, script: Script, *, api_key: str | None = None) -> None:
+        self._function = script if callable(script) else None
         self._turns = None if callable(script) else list(script)
-        self._script = script
+        for index, turn in enumerate(self._turns or ()):
+            if not isinstance(turn, Turn):
+                raise TypeError(f"script[{index}] is a {type(turn).__name__}, not a Turn")
         self._api_key = api_key
         self._ids = itertools.count(1)
         self._changed = anyio.Event()
@@ -170,6 +172,7 @@ class ModelServer:
 
     @property
     def remaining(self) -> int | None:
+        """The turns not yet played; None when the script is a function."""
         return None if self._turns is None else len(self._turns)
 
     async def wait_for_requests(self, count: int) -> None:
@@ -245,7 +248,8 @@ class ModelServer:
 
     def _admitted(self, headers: Mapping[str, str], *, bearer_only: bool) -> bool:
         """Whether the request shows the key: `Authorization: Bearer <key>`, or `x-api-key`
-        but to Chat Completions (the Anthropic SDK sends either, by its version)."""
+        on the Anthropic and models routes (the Anthropic SDK sends one or the other, by its
+        version)."""
         if self._api_key is None:
             return True
         shown = [headers.get("authorization", "").removeprefix("Bearer ")]
@@ -254,11 +258,15 @@ class ModelServer:
         return any(secrets.compare_digest(key, each.encode()) for each in shown)
 
     def _next(self, request: ModelRequest) -> Turn:
-        if self._turns is None:
+        if self._function is not None:
             try:
-                return self._script(request)  # type: ignore[operator]
+                turn = self._function(request)
             except Exception as exc:
-                return Turn(error=ModelError(500, f"the script raised {exc!r}", False))
+                turn = Turn(error=ModelError(500, f"the script raised {exc!r}", False))
+            if isinstance(turn, Turn):
+                return turn
+            message = f"the script returned a {type(turn).__name__}, not a Turn"
+            return Turn(error=ModelError(500, message, False))
         if not self._turns:
             count = len(self.requests)
             return Turn(error=ModelError(500, f"script exhausted at request {count}", False))

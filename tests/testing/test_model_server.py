@@ -4,10 +4,13 @@ answer, streamed and not, as they would a provider's."""
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+import types
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
@@ -33,6 +36,8 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from hub.testing import ModelError, ModelRequest, ModelServer, ToolCall, Turn, serve_model
+from hub.testing.model_server import Script
+from tests.docs.test_examples import BLOCKS, ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -43,6 +48,8 @@ Provider = Literal["openai", "anthropic"]
 
 
 def _model(server: ModelServer, provider: Provider, *, key: str = KEY) -> Model:
+    """A pydantic-ai model of `provider` pointed at the server; enter it (`async with`) so
+    that its HTTP client is closed in the test's own event loop."""
     if provider == "openai":
         return OpenAIChatModel(
             "gpt-test", provider=OpenAIProvider(base_url=server.openai_base_url, api_key=key)
@@ -50,6 +57,18 @@ def _model(server: ModelServer, provider: Provider, *, key: str = KEY) -> Model:
     return AnthropicModel(
         "claude-test", provider=AnthropicProvider(api_key=key, base_url=server.anthropic_base_url)
     )
+
+
+@asynccontextmanager
+async def _served(
+    script: Script, provider: Provider, *, key: str = KEY
+) -> AsyncIterator[tuple[ModelServer, Model]]:
+    """The script served with the key `KEY`, and a model of `provider` showing `key`."""
+    async with (
+        serve_model(script, api_key=KEY) as server,
+        _model(server, provider, key=key) as model,
+    ):
+        yield server, model
 
 
 def _ask(text: str) -> list[pai.ModelMessage]:
@@ -71,9 +90,9 @@ async def _streamed(
 
 @PROVIDERS
 async def test_a_turn_of_text_is_the_answer_with_its_scripted_usage(provider: Provider) -> None:
-    async with serve_model([Turn("Paris.", usage=(12, 3))], api_key=KEY) as server:
+    async with _served([Turn("Paris.", usage=(12, 3))], provider) as (server, model):
         with anyio.fail_after(30):
-            response = await model_request(_model(server, provider), _ask("capital of France?"))
+            response = await model_request(model, _ask("capital of France?"))
 
     assert response.parts == [pai.TextPart(content="Paris.")]
     assert (response.usage.input_tokens, response.usage.output_tokens) == (12, 3)
@@ -86,8 +105,8 @@ async def test_a_turn_of_text_is_the_answer_with_its_scripted_usage(provider: Pr
 
 @PROVIDERS
 async def test_streamed_text_arrives_as_one_delta_per_chunk(provider: Provider) -> None:
-    async with serve_model([Turn("one two three", chunks=3)], api_key=KEY) as server:
-        events, response = await _streamed(_model(server, provider), _ask("count"))
+    async with _served([Turn("one two three", chunks=3)], provider) as (server, model):
+        events, response = await _streamed(model, _ask("count"))
 
     [start] = [event for event in events if isinstance(event, pai.PartStartEvent)]
     deltas = [event for event in events if isinstance(event, pai.PartDeltaEvent)]
@@ -101,10 +120,10 @@ async def test_streamed_text_arrives_as_one_delta_per_chunk(provider: Provider) 
 
 @PROVIDERS
 async def test_the_default_usage_counts_what_was_sent_and_said(provider: Provider) -> None:
-    async with serve_model([Turn("a" * 40), Turn("a" * 40)], api_key=KEY) as server:
+    async with _served([Turn("a" * 40), Turn("a" * 40)], provider) as (_, model):
         with anyio.fail_after(30):
-            short = await model_request(_model(server, provider), _ask("hi"))
-            long = await model_request(_model(server, provider), _ask("hi " * 200))
+            short = await model_request(model, _ask("hi"))
+            long = await model_request(model, _ask("hi " * 200))
 
     assert short.usage.output_tokens == long.usage.output_tokens == 10
     assert 0 < short.usage.input_tokens < long.usage.input_tokens
@@ -113,10 +132,10 @@ async def test_the_default_usage_counts_what_was_sent_and_said(provider: Provide
 @PROVIDERS
 async def test_a_tool_call_is_parsed_with_its_arguments_and_id(provider: Provider) -> None:
     call = ToolCall("weather", {"city": "Oslo", "days": 2}, id="call-weather-1")
-    async with serve_model([Turn(tool_calls=[call])], api_key=KEY) as server:
+    async with _served([Turn(tool_calls=[call])], provider) as (server, model):
         with anyio.fail_after(30):
             response = await model_request(
-                _model(server, provider),
+                model,
                 _ask("weather?"),
                 model_request_parameters=_tools("weather"),
             )
@@ -133,9 +152,9 @@ async def test_a_tool_call_is_parsed_with_its_arguments_and_id(provider: Provide
 async def test_two_parallel_tool_calls_stream_in_pieces(provider: Provider) -> None:
     calls = [ToolCall("weather", {"city": "Oslo"}), ToolCall("time", {"zone": "Europe/Oslo"})]
     turn = Turn("Looking.", tool_calls=calls, chunks=3)
-    async with serve_model([turn], api_key=KEY) as server:
+    async with _served([turn], provider) as (_, model):
         events, response = await _streamed(
-            _model(server, provider), _ask("weather and time?"), _tools("weather", "time")
+            model, _ask("weather and time?"), _tools("weather", "time")
         )
 
     text, *tools = response.parts
@@ -157,9 +176,9 @@ async def test_two_parallel_tool_calls_stream_in_pieces(provider: Provider) -> N
 @PROVIDERS
 async def test_a_scripted_error_surfaces_with_its_status(provider: Provider) -> None:
     turn = Turn(error=ModelError(400, "the prompt is too long"))
-    async with serve_model([turn], api_key=KEY) as server:
+    async with _served([turn], provider) as (_, model):
         with anyio.fail_after(30), pytest.raises(ModelHTTPError) as raised:
-            await model_request(_model(server, provider), _ask("hi"))
+            await model_request(model, _ask("hi"))
 
     assert raised.value.status_code == 400
     assert "the prompt is too long" in str(raised.value.body)
@@ -170,9 +189,9 @@ async def test_a_retryable_error_is_retried_by_the_client_as_a_providers_is(
     provider: Provider,
 ) -> None:
     script = [Turn(error=ModelError(503, "overloaded")), Turn("done")]
-    async with serve_model(script, api_key=KEY) as server:
+    async with _served(script, provider) as (server, model):
         with anyio.fail_after(60):
-            response = await model_request(_model(server, provider), _ask("hi"))
+            response = await model_request(model, _ask("hi"))
 
     assert response.parts == [pai.TextPart(content="done")]
     assert len(server.requests) == 2
@@ -181,9 +200,9 @@ async def test_a_retryable_error_is_retried_by_the_client_as_a_providers_is(
 @PROVIDERS
 async def test_an_error_that_forbids_retrying_is_not_retried(provider: Provider) -> None:
     script = [Turn(error=ModelError(503, "down for good", retry=False)), Turn("never")]
-    async with serve_model(script, api_key=KEY) as server:
+    async with _served(script, provider) as (server, model):
         with anyio.fail_after(30), pytest.raises(ModelHTTPError) as raised:
-            await model_request(_model(server, provider), _ask("hi"))
+            await model_request(model, _ask("hi"))
 
     assert raised.value.status_code == 503
     assert server.remaining == 1
@@ -191,8 +210,7 @@ async def test_an_error_that_forbids_retrying_is_not_retried(provider: Provider)
 
 @PROVIDERS
 async def test_a_wrong_key_is_refused_401_without_echoing_it(provider: Provider) -> None:
-    async with serve_model([Turn("secret")], api_key=KEY) as server:
-        model = _model(server, provider, key="sk-wrong-key")
+    async with _served([Turn("secret")], provider, key="sk-wrong-key") as (server, model):
         with anyio.fail_after(30), pytest.raises(ModelHTTPError) as raised:
             await model_request(model, _ask("hi"), model_settings=NO_RETRIES)
 
@@ -225,12 +243,13 @@ async def test_a_missing_key_is_refused_in_the_providers_error_shape(
 
 @PROVIDERS
 async def test_a_hanging_stream_cut_by_the_client_is_counted(provider: Provider) -> None:
-    async with serve_model([Turn("partial answer", chunks=2, hang=True)], api_key=KEY) as server:
+    turn = Turn("partial answer", chunks=2, hang=True)
+    async with _served([turn], provider) as (server, model):
         started = anyio.Event()
         seen: list[pai.ModelResponseStreamEvent] = []
 
         async def consume() -> None:
-            async with model_request_stream(_model(server, provider), _ask("go")) as stream:
+            async with model_request_stream(model, _ask("go")) as stream:
                 async for event in stream:
                     seen.append(event)
                     started.set()
@@ -248,10 +267,14 @@ async def test_a_hanging_stream_cut_by_the_client_is_counted(provider: Provider)
 
 
 async def test_a_complete_answer_is_no_disconnect() -> None:
-    async with serve_model([Turn("a", chunks=1), Turn("b")], api_key=KEY) as server:
-        await _streamed(_model(server, "openai"), _ask("one"))
+    async with (
+        serve_model([Turn("a", chunks=1), Turn("b")], api_key=KEY) as server,
+        _model(server, "openai") as openai,
+        _model(server, "anthropic") as anthropic,
+    ):
+        await _streamed(openai, _ask("one"))
         with anyio.fail_after(30):
-            await model_request(_model(server, "anthropic"), _ask("two"))
+            await model_request(anthropic, _ask("two"))
             await server.wait_for_requests(2)
     assert server.disconnects == 0
 
@@ -299,8 +322,7 @@ async def test_a_function_script_answers_from_the_conversation(provider: Provide
         return Turn(f"{request.tool_results} pages about {request.last_user_text}")
 
     messages: list[pai.ModelMessage] = _ask("owls")
-    async with serve_model(lookup_three_times, api_key=KEY) as server:
-        model = _model(server, provider)
+    async with _served(lookup_three_times, provider) as (server, model):
         with anyio.fail_after(60):
             while True:
                 response = await model_request(
@@ -326,23 +348,28 @@ async def test_a_function_script_answers_from_the_conversation(provider: Provide
     assert server.remaining is None
 
 
-async def test_a_function_script_that_raises_answers_500_saying_so() -> None:
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [("raises", "LookupError('no turn for this')"), ("returns", "returned a str, not a Turn")],
+)
+async def test_a_function_script_gone_wrong_answers_500_saying_so(fault: str, said: str) -> None:
     def broken(request: ModelRequest) -> Turn:
-        raise LookupError("no turn for this")
+        if fault == "raises":
+            raise LookupError("no turn for this")
+        return "plain text"  # type: ignore[return-value]
 
-    async with serve_model(broken) as server:
+    async with _served(broken, "openai") as (server, model):
         with anyio.fail_after(30), pytest.raises(ModelHTTPError) as raised:
-            await model_request(_model(server, "openai"), _ask("hi"))
+            await model_request(model, _ask("hi"))
 
     assert raised.value.status_code == 500
-    assert "no turn for this" in str(raised.value.body)
+    assert said in str(raised.value.body)
     assert len(server.requests) == 1  # not retried
 
 
 @PROVIDERS
 async def test_an_exhausted_script_fails_clearly_and_at_once(provider: Provider) -> None:
-    async with serve_model([Turn("only one")], api_key=KEY) as server:
-        model = _model(server, provider)
+    async with _served([Turn("only one")], provider) as (server, model):
         with anyio.fail_after(30):
             await model_request(model, _ask("first"))
             with pytest.raises(ModelHTTPError) as raised:
@@ -371,11 +398,9 @@ async def test_the_json_schema_asked_for_is_in_the_request() -> None:
         seen.append(request)
         return Turn('{"city": "Oslo"}')
 
-    async with serve_model(place, api_key=KEY) as server:
+    async with _served(place, "openai") as (_, model):
         with anyio.fail_after(30):
-            response = await model_request(
-                _model(server, "openai"), _ask("where?"), model_request_parameters=params
-            )
+            response = await model_request(model, _ask("where?"), model_request_parameters=params)
 
     assert response.parts == [pai.TextPart(content='{"city": "Oslo"}')]
     assert seen[0].json_schema is not None
@@ -383,18 +408,20 @@ async def test_the_json_schema_asked_for_is_in_the_request() -> None:
 
 
 async def test_the_models_are_listed_to_both_sdks() -> None:
-    async with serve_model([], api_key=KEY) as server:
-        client = AsyncOpenAI(base_url=server.openai_base_url, api_key=KEY, max_retries=0)
+    async with (
+        serve_model([], api_key=KEY) as server,
+        AsyncOpenAI(base_url=server.openai_base_url, api_key=KEY, max_retries=0) as client,
+    ):
         with anyio.fail_after(30):
             listed = [model.id async for model in client.models.list()]
     assert listed == ["scripted"]
 
 
 async def test_a_delay_holds_the_answer_back() -> None:
-    async with serve_model([Turn("late", delay=0.3)]) as server:
+    async with _served([Turn("late", delay=0.3)], "openai") as (_, model):
         began = time.monotonic()
         with anyio.fail_after(30):
-            response = await model_request(_model(server, "openai"), _ask("hi"))
+            response = await model_request(model, _ask("hi"))
     assert time.monotonic() - began >= 0.3
     assert response.parts == [pai.TextPart(content="late")]
 
@@ -405,10 +432,11 @@ async def test_a_delay_holds_the_answer_back() -> None:
         (lambda: Turn(chunks=0), "Turn.chunks"),
         (lambda: Turn(delay=-1), "Turn.delay"),
         (lambda: ModelError(200, "fine"), "ModelError.status"),
+        (lambda: ModelServer([Turn("a"), "b"]), r"script\[1\] is a str, not a Turn"),  # type: ignore[list-item]
     ],
 )
-def test_a_bad_turn_names_the_field_to_fix(make: Any, names: str) -> None:
-    with pytest.raises(ValueError, match=names):
+def test_a_bad_script_names_what_to_fix(make: Any, names: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=names):
         make()
 
 
@@ -422,3 +450,17 @@ def test_importing_the_model_server_loads_no_sdk_and_no_test_framework() -> None
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_the_testing_pages_model_server_example_passes() -> None:
+    [block] = [
+        block
+        for block in BLOCKS
+        if block.path == ROOT / "docs" / "testing.md" and "serve_model(" in block.text
+    ]
+    module = types.ModuleType("model_server_example")
+    exec(compile(block.text, block.name, "exec"), module.__dict__)  # runs as `import`
+    tests = [value for name, value in vars(module).items() if name.startswith("test_")]
+    assert len(tests) == 1
+    assert inspect.iscoroutinefunction(tests[0])
+    await tests[0]()
