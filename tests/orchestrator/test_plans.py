@@ -343,9 +343,10 @@ async def test_canceling_the_task_aborts_the_model_call() -> None:
                 user_message("think"), metadata={"skill": "planner"}
             ) as stream:
                 async for event in stream:
-                    if event.artifact_update is not None:
-                        task_id = event.artifact_update.task_id
+                    if event.task is not None:
+                        task_id = event.task.id
                         break
+            await model.wait_for_requests(1)
             canceled = await client.cancel(task_id)
             await model.wait_for_disconnects(1)
 
