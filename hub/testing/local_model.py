@@ -218,6 +218,8 @@ async def serve_local_model(
             url: str | None = None
             with anyio.move_on_after(startup_timeout):
                 url = await _ready_url(process)
+                if url is None:
+                    await process.wait()  # its output ended: it is exiting; for its status
             if url is None:
                 raise LocalModelError(_failed_start(process, log, startup_timeout))
             yield url
