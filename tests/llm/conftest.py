@@ -1,7 +1,7 @@
 """The real small model of `hub.testing.local_model` for the tests of this directory.
 
 One model per test session: under xdist, one per worker that runs a test here (each a child
-process of about 150 MB, ready in a few seconds). It is served from its own event loop, in a
+process of about 270 MB, ready in 1 to 2 s). It is served from its own event loop, in a
 thread (an anyio blocking portal), so every test reaches it by URL whatever its own loop, and
 the tests keep their one loop each.
 """
