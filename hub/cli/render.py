@@ -122,6 +122,15 @@ def describe_plan_event(plan: dict[str, Any]) -> str:
     return f"[plan] {json.dumps(plan)[:200]}"
 
 
+def _shortened(value: Any) -> Any:
+    """A tool argument as a line shows it: a long text cut to its start."""
+    if isinstance(value, str) and len(value) > 80:
+        return value[:77] + "..."
+    if isinstance(value, dict | list) and len(json.dumps(value)) > 80:
+        return "{...}" if isinstance(value, dict) else "[...]"
+    return value
+
+
 _OPAQUE = frozenset({"data", "item", "items", "answer", "answers", "metadata"})
 
 
