@@ -46,7 +46,10 @@ async def test_a_small_local_model_plans_with_a_real_sdk_partner(local_model: st
 
     def partner(url: str) -> Starlette:
         skill = AgentSkill(
-            id="forecast", name="Forecast", description="tells the weather of a city", tags=["weather"]
+            id="forecast",
+            name="Forecast",
+            description="tells the weather of a city",
+            tags=["weather"],
         )
         return sdk_agent(
             url, forecaster, name="weather", description="Tells the weather of a city", skill=skill

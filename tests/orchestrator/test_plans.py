@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -18,132 +16,25 @@ import pytest
 from hub.client import A2AClient, user_message
 from hub.config import AuthSettings, CredentialSettings, Settings
 from hub.orchestrator import PLAN_KEY, orchestrator
-from hub.protocol import StreamResponse, Task, TaskState
+from hub.protocol import Task, TaskState
 from hub.skills.echo import echo
 from hub.testing import ScriptedAgent, answer, ask, fail, serve_hub
-from hub.testing.model_server import ModelServer, ToolCall, Turn, serve_model
+from hub.testing.model_server import ToolCall, Turn, serve_model
+from tests.orchestrator.plans import (
+    WAIT,
+    collect,
+    final_message,
+    final_state,
+    plan_events,
+    planner_for,
+    planning,
+    served_partners,
+    settled,
+    streamed_text,
+    tool_messages,
+)
 
 pytestmark = pytest.mark.anyio
-
-WAIT = 60
-
-
-def planner_for(
-    server: ModelServer,
-    *,
-    provider: str = "openai",
-    tools: Mapping[str, Any] | None = None,
-    limits: Mapping[str, Any] | None = None,
-    api_key: str | None = None,
-    price: Mapping[str, float] | None = None,
-) -> Any:
-    model: dict[str, Any] = {
-        "provider": provider,
-        "model": "scripted",
-        "base_url": server.openai_base_url if provider == "openai" else server.anthropic_base_url,
-        "timeout": 30,
-    }
-    if api_key is not None:
-        model["api_key"] = api_key
-    if price is not None:
-        model["price"] = price
-    return orchestrator(
-        id="planner",
-        description="Plans with the partners",
-        model=model,
-        instructions="You plan with the partners.",
-        tools=tools or {"agents": ["*"]},
-        limits=limits or {},
-    )
-
-
-@asynccontextmanager
-async def planning(
-    script: Any,
-    partners: Sequence[ScriptedAgent] = (),
-    *,
-    settings: Settings | None = None,
-    **planner: Any,
-) -> AsyncIterator[tuple[A2AClient, ModelServer, Any]]:
-    """A hub serving the planner skill, its partners and its model; yields a client of the
-    hub, the model server and the hub."""
-    async with serve_model(script) as model, _served(partners) as urls:
-        skill = planner_for(model, **planner)
-        async with (
-            serve_hub(skills=[skill], partners=urls, settings=settings) as hub,
-            httpx.AsyncClient(timeout=WAIT) as http,
-        ):
-            client = await A2AClient.from_url(hub.url, http=http)
-            yield client, model, hub
-
-
-@asynccontextmanager
-async def _served(partners: Sequence[ScriptedAgent]) -> AsyncIterator[dict[str, str]]:
-    urls: dict[str, str] = {}
-    async with anyio.create_task_group() as group:
-        for partner in partners:
-            ready = anyio.Event()
-
-            async def run(agent: ScriptedAgent = partner, started: anyio.Event = ready) -> None:
-                async with agent.serve() as url:
-                    urls[agent.name] = url
-                    started.set()
-                    await anyio.sleep_forever()
-
-            group.start_soon(run)
-            await ready.wait()
-        try:
-            yield urls
-        finally:
-            group.cancel_scope.cancel()
-
-
-async def collect(client: A2AClient, text: str, **metadata: Any) -> list[StreamResponse]:
-    events = []
-    with anyio.fail_after(WAIT):
-        async with client.stream(
-            user_message(text), metadata={"skill": "planner", **metadata}
-        ) as stream:
-            async for event in stream:
-                events.append(event)
-    return events
-
-
-def plan_events(events: Sequence[StreamResponse]) -> list[dict[str, Any]]:
-    return [
-        e.status_update.metadata[PLAN_KEY]
-        for e in events
-        if e.status_update is not None and PLAN_KEY in (e.status_update.metadata or {})
-    ]
-
-
-def final_state(events: Sequence[StreamResponse]) -> TaskState:
-    for event in reversed(events):
-        if event.status_update is not None:
-            return event.status_update.status.state
-        if event.task is not None:
-            return event.task.status.state
-    raise AssertionError("no state in the stream")
-
-
-def final_message(events: Sequence[StreamResponse]) -> str:
-    """The text of the last status message of the stream (a failed plan's reason)."""
-    status = next(e.status_update.status for e in reversed(events) if e.status_update is not None)
-    assert status.message is not None
-    return status.message.text()
-
-
-def streamed_text(events: Sequence[StreamResponse]) -> str:
-    return "".join(
-        part.text or ""
-        for e in events
-        if e.artifact_update is not None
-        for part in e.artifact_update.artifact.parts
-    )
-
-
-def tool_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in body["messages"] if m.get("role") == "tool"]
 
 
 async def test_a_plan_calls_a_partner_and_answers_with_streamed_text() -> None:
@@ -236,7 +127,7 @@ async def test_a_partners_question_reaches_the_caller_and_the_answer_goes_back()
             done = await client.send(
                 user_message("red", task_id=asked.id, context_id=asked.context_id)
             )
-            done = await _settled(client, done)
+            done = await settled(client, done)
 
     assert done.status.state is TaskState.COMPLETED
     assert [m.text() for m in painter.messages] == ["paint the door", "red"]
@@ -259,21 +150,11 @@ async def test_the_models_own_question_parks_the_task() -> None:
             done = await client.send(
                 user_message("Paris", task_id=asked.id, context_id=asked.context_id)
             )
-            done = await _settled(client, done)
+            done = await settled(client, done)
 
     assert done.status.state is TaskState.COMPLETED
     [returned] = tool_messages(model.requests[1])
     assert returned["content"] == "Paris"
-
-
-async def _settled(client: A2AClient, reply: Any) -> Task:
-    """The task `reply` is, once it has ended (followed with SubscribeToTask)."""
-    assert isinstance(reply, Task)
-    if not reply.status.state.is_terminal:
-        async with client.subscribe(reply.id) as events:
-            async for _ in events:
-                pass
-    return await client.get_task(reply.id)
 
 
 @pytest.mark.parametrize(
@@ -384,12 +265,12 @@ async def test_a_follow_up_in_the_same_context_continues_the_conversation() -> N
     async with planning(script) as (client, model, _):
         with anyio.fail_after(WAIT):
             first = await client.send(user_message("I am Ada"), metadata={"skill": "planner"})
-            first = await _settled(client, first)
+            first = await settled(client, first)
             second = await client.send(
                 user_message("What is my name?", context_id=first.context_id),
                 metadata={"skill": "planner"},
             )
-            second = await _settled(client, second)
+            second = await settled(client, second)
 
     assert second.status.state is TaskState.COMPLETED
     assert second.context_id == first.context_id
@@ -432,7 +313,7 @@ async def test_a_scoped_credential_gives_the_model_only_its_partners(
         Turn(tool_calls=[ToolCall("a2a_hidden", {"message": "tell me"})]),
         Turn(text="no"),
     ]
-    async with serve_model(script) as model, _served([allowed, hidden]) as urls:
+    async with serve_model(script) as model, served_partners([allowed, hidden]) as urls:
         skill = planner_for(model)
         async with (
             serve_hub(skills=[skill], partners=urls, settings=Settings(auth=auth)) as hub,
@@ -525,7 +406,7 @@ async def test_json_mode_asks_for_a_schema_constrained_step() -> None:
             choice = {"action": "answer", "text": "Foggy in London."}
         return Turn(text=json.dumps(choice))
 
-    async with serve_model(script) as model, _served([weather]) as urls:
+    async with serve_model(script) as model, served_partners([weather]) as urls:
         skill = orchestrator(
             id="planner",
             description="d",

@@ -15,7 +15,7 @@ from hub.protocol import TaskState
 from hub.telemetry.setup import build_telemetry
 from hub.testing import ScriptedAgent, answer, serve_hub
 from hub.testing.model_server import ToolCall, Turn, serve_model
-from tests.orchestrator.test_plans import WAIT, _served, collect, final_state, planner_for
+from tests.orchestrator.plans import WAIT, collect, final_state, planner_for, served_partners
 from tests.telemetry.hubs import one_span, parent_of, span_id
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +30,7 @@ async def test_a_plan_records_genai_spans_and_metrics() -> None:
         Turn(tool_calls=[ToolCall("a2a_weather", {"message": "Paris"})], usage=(100, 20)),
         Turn(text="Sunny.", usage=(150, 5)),
     ]
-    async with serve_model(script) as model, _served([weather]) as urls:
+    async with serve_model(script) as model, served_partners([weather]) as urls:
         skill = planner_for(model, price={"input": 2.0, "output": 10.0})
         async with (
             serve_hub(skills=[skill], partners=urls, settings=settings, telemetry=telemetry) as hub,
