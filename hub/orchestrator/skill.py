@@ -113,14 +113,7 @@ def from_settings(settings: OrchestratorSettings) -> Orchestrator:
         ConfigError: the `llm` extra is not installed.
     """
     require_llm_extra(f"orchestrator '{settings.id}'")
-    card = AgentSkill(
-        id=settings.id,
-        name=settings.name or settings.id,
-        description=settings.description,
-        tags=list(settings.tags),
-        examples=list(settings.examples) or None,
-    )
-    return Orchestrator(card=card, settings=settings)
+    return Orchestrator(card=settings.card(), settings=settings)
 
 
 def orchestrator(

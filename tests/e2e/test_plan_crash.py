@@ -130,6 +130,17 @@ def running_call(db: Path, task_id: str) -> str | None:
     return running[0]["partner_task"] if running else None
 
 
+def finished_after_restart(config: Path, task_id: str) -> dict[str, Any]:
+    """Start the hub again on the same file and wait for the task to complete there."""
+    restarted = started(config)
+    try:
+        done = rpc.settled(restarted.url, task_id, timeout=120)
+    finally:
+        stop_all([restarted])
+    assert rpc.state(done) == "TASK_STATE_COMPLETED", rpc.status_text(done)
+    return done
+
+
 def messages(world: World) -> dict[str, list[str]]:
     return {name: [m.text() for m in agent.messages] for name, agent in world.partners.items()}
 
@@ -150,13 +161,7 @@ def test_a_partner_task_running_at_the_crash_is_followed_not_sent_again(
         killed(hub)
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": []}
 
-    restarted = started(config)
-    try:
-        done = rpc.settled(restarted.url, task["id"], timeout=120)
-    finally:
-        stop_all([restarted])
-
-    assert rpc.state(done) == "TASK_STATE_COMPLETED", rpc.status_text(done)
+    done = finished_after_restart(config, task["id"])
     assert "all done" in [part.get("text") for a in done["artifacts"] for part in a["parts"]]
     # a's answer came from the journal; b's task was followed to its end; c came after.
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": ["part c"]}
@@ -180,13 +185,7 @@ def test_only_the_model_step_in_flight_at_the_crash_is_asked_again(
         killed(hub)
     assert messages(world) == {"a": ["part a"], "b": [], "c": []}
 
-    restarted = started(config)
-    try:
-        done = rpc.settled(restarted.url, task["id"], timeout=120)
-    finally:
-        stop_all([restarted])
-
-    assert rpc.state(done) == "TASK_STATE_COMPLETED", rpc.status_text(done)
+    done = finished_after_restart(config, task["id"])
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": ["part c"]}
     # Step 2 was asked twice (in flight at the crash, then again); the others once.
     steps = [request_step(body) for body in world.model.requests]

@@ -136,13 +136,7 @@ def build_process_skill(settings: ProcessSkillSettings, *, check: bool = True) -
     """
     if check:
         check_command(settings, base_env=os.environ)
-    card = AgentSkill(
-        id=settings.id,
-        name=settings.name or settings.id,
-        description=settings.description,
-        tags=list(settings.tags),
-        examples=list(settings.examples) or None,
-    )
+    card = settings.card()
     return ProcessSkill(
         card=card,
         settings=settings,
