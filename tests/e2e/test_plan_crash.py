@@ -185,7 +185,7 @@ def test_only_the_model_step_in_flight_at_the_crash_is_asked_again(
         killed(hub)
     assert messages(world) == {"a": ["part a"], "b": [], "c": []}
 
-    done = finished_after_restart(config, task["id"])
+    finished_after_restart(config, task["id"])
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": ["part c"]}
     # Step 2 was asked twice (in flight at the crash, then again); the others once.
     steps = [request_step(body) for body in world.model.requests]
