@@ -405,7 +405,10 @@ class Plan:
                         if fold.settled:
                             break
             except anyio.get_cancelled_exc_class():
-                if record.partner_task is not None and not fold.settled:
+                # The task canceled: its partner task too. The hub stopping: the partner
+                # task goes on, and the plan follows it again when it resumes.
+                ended = self.run.state.is_terminal
+                if ended and record.partner_task is not None and not fold.settled:
                     await tool.cancel(record.partner_task)
                 raise
             reply = fold.reply()

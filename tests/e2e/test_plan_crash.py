@@ -109,8 +109,8 @@ def started(config: Path) -> Child:
     return hub
 
 
-def killed(hub: Child) -> None:
-    hub.process.send_signal(signal.SIGKILL)
+def killed(hub: Child, how: signal.Signals = signal.SIGKILL) -> None:
+    hub.process.send_signal(how)
     hub.process.wait(timeout=60)
     stop_all([hub])
 
@@ -145,8 +145,9 @@ def messages(world: World) -> dict[str, list[str]]:
     return {name: [m.text() for m in agent.messages] for name, agent in world.partners.items()}
 
 
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "stop"])
 def test_a_partner_task_running_at_the_crash_is_followed_not_sent_again(
-    world_of: Callable[..., World], tmp_path: Path
+    world_of: Callable[..., World], tmp_path: Path, how: signal.Signals
 ) -> None:
     world = world_of(three_calls(), b=answer("b done", delay=6))
     config = write_config(tmp_path, world)
@@ -158,7 +159,7 @@ def test_a_partner_task_running_at_the_crash_is_followed_not_sent_again(
             what="the plan's journal to hold partner b's running task",
         )
     finally:
-        killed(hub)
+        killed(hub, how)
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": []}
 
     done = finished_after_restart(config, task["id"])
@@ -167,6 +168,9 @@ def test_a_partner_task_running_at_the_crash_is_followed_not_sent_again(
     assert messages(world) == {"a": ["part a"], "b": ["part b"], "c": ["part c"]}
     # One model step for each partner and the answer: none was asked twice.
     assert len(world.model.requests) == 4
+    # b's task went on to its answer (a stopping hub does not cancel it), which the model got.
+    results = [m["content"] for m in world.model.requests[3]["messages"] if m["role"] == "tool"]
+    assert results == ["a done", "b done", "c done"]
 
 
 def test_only_the_model_step_in_flight_at_the_crash_is_asked_again(
