@@ -109,7 +109,12 @@ def messages(
             pending = []
             result.append(ModelResponse(parts=[TextPart(_as_json(entry))]))
         elif entry.role == "tool":
-            pending.append(UserPromptPart(f"Result of {entry.tool}:\n{entry.text}"))
+            pending.append(
+                UserPromptPart(
+                    f"Result of {entry.tool}:\n{entry.text}\n\nReply with one JSON object: "
+                    'another call, or {"action": "answer", "text": ...} with what you learned.'
+                )
+            )
         else:
             pending.append(UserPromptPart(entry.text))
     if pending:
