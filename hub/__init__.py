@@ -1,6 +1,7 @@
 """a2a-hub: a hub that links AI agents over the A2A protocol.
 
 What a skill author writes by hand is exported here (`from hub import skill, SkillContext`,
+`orchestrator` for a skill a language model does,
 the protocol types a skill returns or reads, the errors it raises or catches), and the hub
 for scripts and for embedding (`from hub import Hub`: `Hub(...).asgi_app()`,
 `await Hub(...).serve()`); the app factory is also `hub.create_app`.
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from hub.app import create_app
     from hub.config import Settings, load_settings
     from hub.errors import ClientError, ConfigError, HubError, ProtocolError, SkillError
+    from hub.orchestrator import Orchestrator, orchestrator
     from hub.protocol import Artifact, Message, Part, StateName, TaskState
     from hub.runtime import Hub
     from hub.skills import Skill, SkillContext, skill
@@ -28,6 +30,7 @@ __all__ = [
     "Hub",
     "HubError",
     "Message",
+    "Orchestrator",
     "Part",
     "ProtocolError",
     "Settings",
@@ -42,6 +45,7 @@ __all__ = [
     "ToolResult",
     "create_app",
     "load_settings",
+    "orchestrator",
     "skill",
 ]
 
@@ -54,6 +58,7 @@ if not TYPE_CHECKING:
         {
             "hub.config": ["Settings", "load_settings"],
             "hub.errors": ["ClientError", "ConfigError", "HubError", "ProtocolError", "SkillError"],
+            "hub.orchestrator": ["Orchestrator", "orchestrator"],
             "hub.protocol": ["Artifact", "Message", "Part", "StateName", "TaskState"],
             "hub.runtime": ["Hub"],
             "hub.app": ["create_app"],

@@ -13,30 +13,43 @@ cannot drift apart.
 2. the partners (their HTTP client is closed last of all), agents.yaml followed for edits;
 3. the sync of runtime partners with the shared store (replicas);
 4. the push notifier, before the task manager, so the tasks its recovery fails are reported;
-5. the task manager: recovery of the tasks a previous run left, then its workers;
+5. the task manager: recovery of the tasks a previous run left (resumable skills' run
+   again, in their owner's scope: `resume_scope`), then its workers;
 6. every partner's card read once (`Partners.warm`), so tool definitions are complete.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-from hub.config import Settings, settle_default_skill
+from hub.config import AuthSettings, Settings, settle_default_skill
+from hub.config.callers import owner_caller
 from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, FederationPolicy, PartnerChildren, Partners, StatsBook
 from hub.partners.sync import PartnerSync, shared_partners
+from hub.protocol.trace import CallScope
 from hub.push import PushNotifier, Resolver
 from hub.registry import Registry
 from hub.skills import LocalSkill
 from hub.skills.extensions import ExtensionPolicy
 from hub.skills.toolbox import Toolbox
 from hub.skills.tools import with_tools
-from hub.store import TaskStore
+from hub.store import TaskRecord, TaskStore
 from hub.tasks import TaskManager
 
-__all__ = ["HubCore", "build_core", "build_partners"]
+__all__ = ["HubCore", "build_core", "build_partners", "resume_scope"]
+
+
+def resume_scope(auth: AuthSettings, record: TaskRecord) -> CallScope | None:
+    """The call scope a task resumed after a restart runs in: a new trace, with the rights
+    its owner's credential has now, as a request with that credential would (the same
+    `Caller`); with auth off, every partner. None when no credential has the owner's name
+    any more: the task is failed instead."""
+    caller = owner_caller(auth, record.owner)
+    return caller.scope(CallScope.new()) if caller is not None else None
 
 
 def build_partners(settings: Settings, registry: Registry) -> Partners:
@@ -96,6 +109,10 @@ class HubCore:
                     await stack.enter_async_context(self.sync.running())
                 if self.push is not None:
                     await stack.enter_async_context(self.push)
+                for skill in self.skills.values():
+                    # After the manager has stopped the plans: their models' HTTP clients.
+                    if isinstance(skill, Orchestrator) and skill.model is not None:
+                        stack.push_async_callback(skill.model.aclose)
                 await stack.enter_async_context(self.manager)
                 await self.partners.warm()
                 yield
@@ -171,6 +188,7 @@ def build_core(
         limits=settings.limits,
         children=PartnerChildren(partners),
         admit_skill=extensions.admit_skill if extensions.by_skill else None,
+        resume_scope=functools.partial(resume_scope, settings.auth),
     )
     notifier = None
     if push and settings.card.push_notifications:

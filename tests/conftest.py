@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if not item.path.is_relative_to(TESTS):
             continue
         module = item.path.relative_to(TESTS).as_posix()
-        if module.startswith("e2e/") or module in PROCESS_TESTS:
+        if module.startswith(("e2e/", "llm/")) or module in PROCESS_TESTS:
             item.add_marker(pytest.mark.e2e)
         if "browser" in item.path.name:
             item.add_marker(pytest.mark.browser)

@@ -1,5 +1,6 @@
 """`Hub` and the app `create_app` builds run one core, assembled in `hub.assembly`: what the
-app refuses or applies, the hub in a script refuses or applies too."""
+app refuses or applies, the hub in a script refuses or applies too; and a task resumed after
+a restart acts with the rights a request of its owner's credential would have."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from hub.app import create_app
-from hub.config import CardSettings, FederationSettings, Settings, StoreSettings
+from hub.assembly import resume_scope
+from hub.config import AuthSettings, CardSettings, FederationSettings, Settings, StoreSettings
 from hub.errors import ExtensionSupportRequiredError
-from hub.protocol.trace import CallScope, use_scope
+from hub.protocol import Task, TaskState, TaskStatus
+from hub.protocol.trace import EVERY, CallScope, use_scope
 from hub.registry import Registry
 from hub.runtime import Hub
+from hub.server.auth import Authenticator
 from hub.skills import SkillContext, skill
-from hub.store import MemoryTaskStore
+from hub.store import MemoryTaskStore, TaskRecord
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +77,34 @@ def test_an_app_given_no_partners_follows_the_federation_settings_as_a_hub_does(
 
     assert (served.anonymous, served.max_agents) == (frozenset({"spawn_agent"}), 3)
     assert (scripted.anonymous, scripted.max_agents) == (served.anonymous, served.max_agents)
+
+
+def test_a_resumed_task_gets_the_scope_its_owners_credential_gives_a_request() -> None:
+    auth = AuthSettings.model_validate(
+        {
+            "enabled": True,
+            "credentials": [
+                {"name": "alice", "api_key": "alice-key-0123456789", "agents": ["helper"]},
+                {"name": "bob", "api_key": "bob-key-0123456789", "skills": ["echo"]},
+            ],
+        }
+    )
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    authenticator = Authenticator(auth, skills=["echo"])
+
+    for owner, secret in (("alice", "alice-key-0123456789"), ("bob", "bob-key-0123456789")):
+        resumed = resume_scope(auth, TaskRecord(task=task, skill="echo", owner=owner))
+        requested = authenticator.identify({"x-api-key": secret}).scope(CallScope.new())
+        assert resumed is not None
+        assert (resumed.caller, resumed.skills, resumed.agents) == (
+            requested.caller,
+            requested.skills,
+            requested.agents,
+        )
+    # Owners no credential names any more: the task cannot resume.
+    assert resume_scope(auth, TaskRecord(task=task, skill="echo", owner="carol")) is None
+    assert resume_scope(auth, TaskRecord(task=task, skill="echo", owner="")) is None
+    # Auth off: every caller is the anonymous one, who reaches every partner.
+    anyone = resume_scope(AuthSettings(), TaskRecord(task=task, skill="echo", owner="alice"))
+    assert anyone is not None
+    assert (anyone.caller, anyone.skills, anyone.agents) == ("", None, EVERY)

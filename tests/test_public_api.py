@@ -32,6 +32,7 @@ PACKAGES = [
     "hub.protocol.trace",
     "hub.config",
     "hub.testing",
+    "hub.testing.local_model",
 ]
 
 

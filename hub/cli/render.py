@@ -80,12 +80,55 @@ def describe_event(event: StreamResponse) -> str:
     if event.message is not None:
         return f"[message] {event.message.text()}"
     if event.status_update is not None:
+        plan = (event.status_update.metadata or {}).get("plan")
+        if isinstance(plan, dict):
+            return describe_plan_event(plan)
         status = event.status_update.status
         text = f" {status.message.text()}" if status.message else ""
         return f"[status] {state_label(status.state)}{text}"
     assert event.artifact_update is not None
     artifact = event.artifact_update.artifact
     return f"[artifact] {artifact.name or artifact.artifact_id}: {parts_text(artifact.parts)}"
+
+
+def describe_plan_event(plan: dict[str, Any]) -> str:
+    """One line for what an orchestrator did (a status update's `plan` metadata): a model
+    step with its tokens, a tool call with its arguments, a tool's result."""
+    event = plan.get("event")
+    seconds = f"{plan.get('durationMs', 0) / 1000:.2f} s"
+    if event == "model_step":
+        calls = plan.get("toolCalls") or []
+        then = f"calls {', '.join(calls)}" if calls else "answers"
+        cost = plan.get("costUsd") or 0
+        return (
+            f"[model] step {plan.get('step')} ({plan.get('model')}): "
+            f"{plan.get('inputTokens')} in / {plan.get('outputTokens')} out tokens"
+            + (f", ${cost:.4f}" if cost else "")
+            + f", {seconds}; {then}"
+        )
+    if event == "tool_call":
+        arguments = ", ".join(
+            f"{key}={json.dumps(value)[:80]}"
+            for key, value in (plan.get("arguments") or {}).items()
+        )
+        partner = f" (partner {plan['partner']})" if plan.get("partner") else ""
+        return f"[tool] {plan.get('tool')}({arguments}){partner}"
+    if event == "tool_result":
+        task = f", partner task {plan['partnerTaskId']}" if plan.get("partnerTaskId") else ""
+        result = str(plan.get("result") or "").replace("\n", " ")
+        if len(result) > 120:
+            result = result[:117] + "..."
+        return f"[tool] {plan.get('tool')} {plan.get('state')} in {seconds}{task}: {result}"
+    return f"[plan] {json.dumps(plan)[:200]}"
+
+
+def _shortened(value: Any) -> Any:
+    """A tool argument as a line shows it: a long text cut to its start."""
+    if isinstance(value, str) and len(value) > 80:
+        return value[:77] + "..."
+    if isinstance(value, dict | list) and len(json.dumps(value)) > 80:
+        return "{...}" if isinstance(value, dict) else "[...]"
+    return value
 
 
 _OPAQUE = frozenset({"data", "item", "items", "answer", "answers", "metadata"})

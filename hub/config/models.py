@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from hub.config.base import StrictModel
+from hub.config.base import SkillEntrySettings, StrictModel
 from hub.config.values import parse_duration, parse_size
 
 __all__ = [
@@ -148,16 +148,9 @@ class TranscriptSettings(StrictModel):
         return parse_duration(value)
 
 
-class OrchestratorSettings(StrictModel):
+class OrchestratorSettings(SkillEntrySettings):
     """A local skill whose work is done by a language model calling the hub's tools."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    """The skill id in the card and in `metadata.skill`."""
-    name: str | None = None
-    description: str
-    """What the skill does, shown in the card (and to callers choosing it)."""
-    tags: tuple[str, ...] = ()
-    examples: tuple[str, ...] = ()
     model: str = "default"
     """The entry of `models:` it uses."""
     instructions: str = ""

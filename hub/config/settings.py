@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
-from hub.config.base import StrictModel
+from hub.config.base import SkillEntrySettings, StrictModel
 from hub.config.models import ModelSettings, OrchestratorSettings
 from hub.config.security import AuthSettings, CorsSettings, FederationSettings, PushSettings
 from hub.config.swarm import SwarmSettings
@@ -198,7 +198,7 @@ class CardSettings(StrictModel):
         return extensions
 
 
-class ProcessSkillSettings(StrictModel):
+class ProcessSkillSettings(SkillEntrySettings):
     """A command-line program served as a skill: one run of `command` per task.
 
     See docs/skills.md ("Process skills") for the output line format and the stdin protocol.
@@ -207,16 +207,6 @@ class ProcessSkillSettings(StrictModel):
     PLACEHOLDERS: ClassVar[tuple[str, ...]] = ("text", "task_id", "context_id", "data")
     _PLACEHOLDER: ClassVar[re.Pattern[str]] = re.compile(r"\{([a-z_]+)\}")
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    """The skill id in the card and in `metadata.skill`."""
-    name: str | None = None
-    """A human name (default: the id)."""
-    description: str
-    """What the skill does, shown in the card."""
-    tags: tuple[str, ...] = ()
-    """Keywords for routing."""
-    examples: tuple[str, ...] = ()
-    """Example prompts."""
     command: tuple[str, ...] = Field(min_length=1)
     """The program and its arguments, run without a shell. `{text}`, `{task_id}`,
     `{context_id}` and `{data}` in an argument are replaced by the message text, the ids and

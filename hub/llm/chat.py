@@ -60,6 +60,7 @@ class ChatModel:
         self.name = name
         self.settings = settings
         self._model: Any = None
+        self._client: Any = None
 
     @property
     def json_mode(self) -> bool:
@@ -201,12 +202,19 @@ class ChatModel:
 
     def _pydantic_model(self) -> Any:
         if self._model is None:
-            self._model = _build_model(self.settings)
+            self._model, self._client = _build_model(self.settings)
         return self._model
 
+    async def aclose(self) -> None:
+        """Close the model's HTTP client (the hub's shut-down does); the next step opens a
+        new one."""
+        client, self._model, self._client = self._client, None, None
+        if client is not None:
+            await client.close()
 
-def _build_model(settings: ModelSettings) -> Any:
-    """The pydantic-ai model of an entry, on an SDK client that retries once (the plan
+
+def _build_model(settings: ModelSettings) -> tuple[Any, Any]:
+    """The pydantic-ai model of an entry and its SDK client, which retries once (the plan
     decides what a failed step means) and waits at most the entry's timeout."""
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     if settings.provider == "anthropic":
@@ -220,9 +228,8 @@ def _build_model(settings: ModelSettings) -> Any:
             max_retries=1,
             timeout=settings.timeout,
         )
-        return AnthropicModel(
-            settings.model, provider=AnthropicProvider(anthropic_client=anthropic)
-        )
+        provider = AnthropicProvider(anthropic_client=anthropic)
+        return AnthropicModel(settings.model, provider=provider), anthropic
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -231,7 +238,7 @@ def _build_model(settings: ModelSettings) -> Any:
     openai = AsyncOpenAI(
         api_key=key or "none", base_url=settings.base_url, max_retries=1, timeout=settings.timeout
     )
-    return OpenAIChatModel(settings.model, provider=OpenAIProvider(openai_client=openai))
+    return OpenAIChatModel(settings.model, provider=OpenAIProvider(openai_client=openai)), openai
 
 
 def _native_messages(instructions: str, transcript: Sequence[Entry]) -> list[Any]:

@@ -21,8 +21,8 @@ from hub.llm.transcript import Entry, ToolCall, ToolSpec
 
 __all__ = ["messages", "read_step", "step_schema"]
 
-_MAX_STRING = 1000
-_MAX_ANSWER = 4000
+_MAX_STRING = 300
+_MAX_ANSWER = 2000
 
 _FORMAT = """Reply with one JSON object and nothing else.
 To use a tool: {{"action": "call", "tool": "{example}", "input": {{"message": "..."}}}}
@@ -53,7 +53,8 @@ def step_schema(tools: Sequence[ToolSpec], *, answer: bool = True) -> dict[str, 
         }
         for tool in tools
     ]
-    return {"anyOf": [*calls, answering] if answer else calls}
+    choices = [*calls, answering] if answer else calls
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
 
 
 def _compact(schema: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +94,11 @@ def messages(
     example = tools[0].name if tools else "<tool name>"
     system = "\n\n".join(
         part
-        for part in (instructions, f"Tools:\n{listing}" if tools else "", _FORMAT.format(example=example))
+        for part in (
+            instructions,
+            f"Tools:\n{listing}" if tools else "",
+            _FORMAT.format(example=example),
+        )
         if part
     )
     result: list[Any] = []
@@ -104,7 +109,12 @@ def messages(
             pending = []
             result.append(ModelResponse(parts=[TextPart(_as_json(entry))]))
         elif entry.role == "tool":
-            pending.append(UserPromptPart(f"Result of {entry.tool}:\n{entry.text}"))
+            pending.append(
+                UserPromptPart(
+                    f"Result of {entry.tool}:\n{entry.text}\n\nReply with one JSON object: "
+                    'another call, or {"action": "answer", "text": ...} with what you learned.'
+                )
+            )
         else:
             pending.append(UserPromptPart(entry.text))
     if pending:
@@ -124,7 +134,7 @@ def read_step(text: str, tools: Sequence[ToolSpec]) -> tuple[str, tuple[ToolCall
     try:
         choice = json.loads(text)
     except ValueError:
-        return _salvaged(text), ()
+        return _salvaged(text, tools)
     if not isinstance(choice, dict):
         return text.strip(), ()
     if choice.get("action") == "call" and isinstance(choice.get("tool"), str):
@@ -140,15 +150,34 @@ def read_step(text: str, tools: Sequence[ToolSpec]) -> tuple[str, tuple[ToolCall
 
 
 _ANSWER_TEXT = re.compile(r'"action"\s*:\s*"answer"\s*,\s*"text"\s*:\s*"((?:[^"\\]|\\.)*)')
+_CALL = re.compile(
+    r'"action"\s*:\s*"call"\s*,\s*"tool"\s*:\s*"([^"]+)"'
+    r'(?:\s*,\s*"input"\s*:\s*\{\s*"message"\s*:\s*"((?:[^"\\]|\\.)*))?'
+)
 
 
-def _salvaged(text: str) -> str:
-    """The answer of a JSON step cut short (the model ran out of tokens): the text it had
-    written, else the whole reply."""
-    match = _ANSWER_TEXT.search(text)
-    if match is None:
-        return text.strip()
+def _salvaged(text: str, tools: Sequence[ToolSpec]) -> tuple[str, tuple[ToolCall, ...]]:
+    """A JSON step cut short (the model ran out of tokens): the call it had begun, with the
+    message as far as it got, or the answer it had written; else the whole reply as the
+    answer."""
+    call = _CALL.search(text)
+    if call is not None and call.group(1) in {tool.name for tool in tools}:
+        message = _unescaped(call.group(2) or "").strip() or "(no message)"
+        return "", (
+            ToolCall(
+                id=f"call-{uuid.uuid4().hex[:12]}",
+                tool=call.group(1),
+                arguments={"message": message},
+            ),
+        )
+    answer = _ANSWER_TEXT.search(text)
+    if answer is None:
+        return text.strip(), ()
+    return _unescaped(answer.group(1)), ()
+
+
+def _unescaped(fragment: str) -> str:
     try:
-        return str(json.loads(f'"{match.group(1)}"'))
+        return str(json.loads(f'"{fragment}"'))
     except ValueError:
-        return match.group(1)
+        return fragment

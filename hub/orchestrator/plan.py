@@ -97,6 +97,7 @@ class Plan:
         self.journal = Journal()
         self._asking = anyio.Lock()
         self._streamed = False
+        self._held: str | None = None
         self._mark = time.monotonic()
         self._budget: anyio.CancelScope | None = None
 
@@ -150,7 +151,7 @@ class Plan:
             await run.ask(agent_message("(answered before the plan started again)"))
         text = journal.turn_text()
         if text:
-            await self._emit(text, first=True)
+            await self._emit(text)
 
     async def _turn(self) -> None:
         journal = self.journal
@@ -168,6 +169,7 @@ class Plan:
                 raise LimitReached(self._limit_message("tool_calls", str(limit)))
             journal.spent.tool_calls += len(step.calls)
             journal.calls = [CallRecord(call=call) for call in step.calls]
+            await self._flush()
             await self._save()
 
     async def _step(self) -> Step:
@@ -181,7 +183,7 @@ class Plan:
             if not pieces and not first_text:
                 delta = "\n\n" + delta
             pieces.append(delta)
-            await self._emit(delta, first=not self._streamed)
+            await self._emit(delta)
 
         with span(
             f"chat {model.settings.model}",
@@ -258,11 +260,8 @@ class Plan:
         """The model answered: close the answer artifact, keep the conversation for the
         context's next message, and forget the journal."""
         journal = self.journal
-        await self.run.artifact(
-            Artifact(artifact_id=journal.answer_artifact, name="response", parts=[Part(text="")]),
-            append=self._streamed,
-            last_chunk=True,
-        )
+        held, self._held = self._held, None
+        await self._chunk(held or "", last=True)
         await save_conversation(
             self.store,
             self.caller,
@@ -406,7 +405,10 @@ class Plan:
                         if fold.settled:
                             break
             except anyio.get_cancelled_exc_class():
-                if record.partner_task is not None and not fold.settled:
+                # The task canceled: its partner task too. The hub stopping: the partner
+                # task goes on, and the plan follows it again when it resumes.
+                ended = self.run.state.is_terminal
+                if ended and record.partner_task is not None and not fold.settled:
                     await tool.cancel(record.partner_task)
                 raise
             reply = fold.reply()
@@ -468,15 +470,28 @@ class Plan:
 
     # -- reporting -------------------------------------------------------------------------
 
-    async def _emit(self, text: str, *, first: bool) -> None:
-        """Stream `text` into the answer artifact (held open until the answer)."""
+    async def _emit(self, text: str) -> None:
+        """Stream `text` into the answer artifact. The latest piece is held back until the
+        next one comes, so that the answer's last piece is its last chunk."""
+        if self._held is not None:
+            await self._chunk(self._held, last=False)
+        self._held = text
+
+    async def _flush(self) -> None:
+        """Send the piece held back: the step goes on to its tool calls."""
+        held, self._held = self._held, None
+        if held is not None:
+            await self._chunk(held, last=False)
+
+    async def _chunk(self, text: str, *, last: bool) -> None:
+        first = not self._streamed
         self._streamed = True
         await self.run.artifact(
             Artifact(
                 artifact_id=self.journal.answer_artifact, name="response", parts=[Part(text=text)]
             ),
             append=not first,
-            last_chunk=False,
+            last_chunk=last,
         )
 
     async def _report(self, text: str, event: JsonObject) -> None:

@@ -96,8 +96,12 @@ class Orchestrator:
             raise SkillError(
                 f"orchestrator '{self.skill_id}' runs outside a hub (serve it with a2a-hub or Hub)"
             )
+        scope = current_scope()
         tools = Toolset.build(
-            self.settings.tools, self.tools.within(current_scope()), own_skills=self.orchestrators
+            self.settings.tools,
+            self.tools.within(scope),
+            own_skills=self.orchestrators,
+            allowed_skills=scope.skills if scope is not None else None,
         )
         await Plan(run, self.settings, self.model, tools, self.store).execute()
 
@@ -109,14 +113,7 @@ def from_settings(settings: OrchestratorSettings) -> Orchestrator:
         ConfigError: the `llm` extra is not installed.
     """
     require_llm_extra(f"orchestrator '{settings.id}'")
-    card = AgentSkill(
-        id=settings.id,
-        name=settings.name or settings.id,
-        description=settings.description,
-        tags=list(settings.tags),
-        examples=list(settings.examples) or None,
-    )
-    return Orchestrator(card=card, settings=settings)
+    return Orchestrator(card=settings.card(), settings=settings)
 
 
 def orchestrator(

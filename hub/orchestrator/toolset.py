@@ -66,13 +66,19 @@ class Toolset(Mapping[str, PlanTool]):
 
     @classmethod
     def build(
-        cls, settings: PlanTools, toolbox: PlanToolbox, *, own_skills: frozenset[str]
+        cls,
+        settings: PlanTools,
+        toolbox: PlanToolbox,
+        *,
+        own_skills: frozenset[str],
+        allowed_skills: frozenset[str] | None = None,
     ) -> Toolset:
         """The tools `settings` names that `toolbox` (the caller's view) holds.
 
         Args:
             own_skills: local skill ids never offered (the orchestrators: a plan does not
                 start another plan in this hub).
+            allowed_skills: the local skills the caller may use (None: every one).
         """
         view = toolbox.partners
         wanted_tags = set(settings.tags)
@@ -95,7 +101,9 @@ class Toolset(Mapping[str, PlanTool]):
                 partner=name,
             )
         for skill_id in settings.skills:
-            if skill_id in own_skills:
+            if skill_id in own_skills or (
+                allowed_skills is not None and skill_id not in allowed_skills
+            ):
                 continue
             name = f"skill_{skill_id}".replace("-", "_").replace(".", "_")
             try:

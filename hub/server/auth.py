@@ -1,5 +1,6 @@
 """Who is calling: the credential table built from the `auth` settings, and the caller a
-request's headers name.
+request's headers name (a `Caller`, `hub/config/callers.py`, where a credential becomes a
+call scope for the server and for resumed tasks alike).
 
 Secrets are hashed (SHA-256) when the table is built; a presented secret is hashed the same
 way and compared with every stored digest in constant time (`hmac.compare_digest`, no early
@@ -12,61 +13,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from hub.config import AuthSettings, CredentialSettings
+from hub.config.callers import Caller
 from hub.errors import ConfigError, UnauthenticatedError
-from hub.protocol.trace import Allowed, CallScope
 
 __all__ = ["Authenticator", "Caller"]
 
 REALM = "a2a-hub"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Caller:
-    """The party behind one request.
-
-    Attributes:
-        name: the credential's name, which owns the tasks it creates; "" when auth is off
-            (every caller is then the same anonymous owner).
-        address: the client's IP address ("" when unknown).
-        skills: the local skills it may use; None for all.
-        agents: the partner agents its tasks may reach; None for all.
-    """
-
-    name: str = ""
-    address: str = ""
-    skills: frozenset[str] | None = None
-    agents: frozenset[str] | None = None
-
-    @property
-    def limit_key(self) -> str:
-        """What rate and stream limits count against: the credential, or with auth off the
-        client address."""
-        return f"credential '{self.name}'" if self.name else f"address {self.address or '?'}"
-
-    @property
-    def reach(self) -> Allowed:
-        """The partners it may reach: every one for a credential not limited to some, and
-        with auth off."""
-        return Allowed.of(self.agents)
-
-    def scope(self, call_scope: CallScope) -> CallScope:
-        """`call_scope` carrying this caller's name and scopes to the work it starts."""
-        return replace(call_scope, caller=self.name, skills=self.skills, agents=self.reach)
-
-
 def _digest(secret: bytes) -> bytes:
     return hashlib.sha256(secret).digest()
-
-
-def _caller_of(credential: CredentialSettings) -> Caller:
-    return Caller(
-        name=credential.name,
-        skills=None if credential.skills is None else frozenset(credential.skills),
-        agents=None if credential.agents is None else frozenset(credential.agents),
-    )
 
 
 class Authenticator:
@@ -90,10 +49,10 @@ class Authenticator:
             _check_skills(credential, skills)
             if credential.api_key is not None:
                 secret = credential.api_key.get_secret_value().encode()
-                api_keys.append((_digest(secret), _caller_of(credential)))
+                api_keys.append((_digest(secret), Caller.of(credential)))
             if credential.bearer is not None:
                 secret = credential.bearer.get_secret_value().encode()
-                bearers.append((_digest(secret), _caller_of(credential)))
+                bearers.append((_digest(secret), Caller.of(credential)))
         self._api_keys = tuple(api_keys)
         self._bearers = tuple(bearers)
 

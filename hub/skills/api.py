@@ -64,6 +64,9 @@ class Skill:
     arguments: type[ToolArguments] = ToolArguments
     """What the skill takes when called as a tool (`skill_<id>`)."""
     tools: Toolbox | None = field(default=None, repr=False, compare=False)
+    resumable: bool = False
+    """Its task, left running when the hub stopped, is run again (`ctx.resumed`) rather
+    than failed."""
 
     def with_tools(self, tools: Toolbox) -> Skill:
         """This skill, reaching partners and other skills through `tools` (`ctx.tools`,
@@ -177,6 +180,7 @@ def skill(
     output_modes: Sequence[str] | None = None,
     reply: ReplyMode = "task",
     arguments: type[ToolArguments] = ToolArguments,
+    resumable: bool = False,
 ) -> Callable[[SkillFunction], Skill]:
     """Declare an async function (or async generator) as a local skill.
 
@@ -195,6 +199,11 @@ def skill(
         arguments: what the skill takes when called as a tool (`skill_<id>`, and its JSON
             Schema): a `ToolArguments` subclass whose own fields, through its `options()`,
             become the request's metadata, where the skill reads them.
+        resumable: a task the skill was running when its hub stopped (a crash, a restart,
+            a replica that stopped) is run again from the start, with `ctx.resumed` True and
+            its caller's rights, instead of failed "interrupted by restart". Only for a skill
+            that can tell what its earlier run did (it keeps a journal) or may safely do it
+            again.
     """
     if not _SKILL_ID.match(id):
         raise ValueError(f"skill id {id!r} must be 1-64 letters, digits, '_', '.' or '-'")
@@ -220,6 +229,8 @@ def skill(
             input_modes=list(input_modes) if input_modes else None,
             output_modes=list(output_modes) if output_modes else None,
         )
-        return Skill(card=card, function=function, mode=reply, arguments=arguments)
+        return Skill(
+            card=card, function=function, mode=reply, arguments=arguments, resumable=resumable
+        )
 
     return decorate

@@ -218,6 +218,12 @@ class SkillContext:
         """True while a restarted skill replays answers it already had (nothing is emitted)."""
         return self._run.replaying if self._run else False
 
+    @property
+    def resumed(self) -> bool:
+        """True when this run picks up a task the skill was running when its hub stopped
+        (a `resumable` skill): the earlier run may have done part of the work."""
+        return self._run.resumed if self._run else False
+
     def _task(self, what: str) -> TaskRun:
         if self._run is None or self._reply_only:
             raise SkillError(

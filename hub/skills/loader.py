@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hub.config import Settings, SkillRef, locate
 from hub.errors import ConfigError
+from hub.orchestrator import Orchestrator
 from hub.orchestrator import from_settings as build_orchestrator
 from hub.skills.api import LocalSkill, Skill
 from hub.skills.delegate import delegate
@@ -28,7 +29,7 @@ BUILTIN_SKILLS: dict[str, Skill] = {
 }
 
 
-def _import(reference: str) -> Skill:
+def _import(reference: str) -> Skill | Orchestrator:
     module_name, _, attribute = reference.partition(":")
     # Module skills live in the user's project: make the working directory importable, as
     # `python -m` would.
@@ -44,10 +45,10 @@ def _import(reference: str) -> Skill:
     target = getattr(module, attribute, None)
     if target is None:
         raise ConfigError(f"skill '{reference}': module {module_name} has no {attribute}")
-    if not isinstance(target, Skill):
+    if not isinstance(target, Skill | Orchestrator):
         raise ConfigError(
             f"skill '{reference}' is not a skill; decorate the async function with "
-            "@hub.skill(id=..., description=...)"
+            "@hub.skill(id=..., description=...), or declare hub.orchestrator(...)"
         )
     return target
 

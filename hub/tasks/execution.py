@@ -45,16 +45,30 @@ class Execution:
         """Run skills in `group` from now on (None: stop starting them)."""
         self._workers = WorkerPool(group) if group is not None else None
 
-    def start(self, live: LiveTask | Opening, metadata: JsonObject | None) -> None:
+    def resumable(self, skill: str) -> bool:
+        """`skill` is served here and can pick up a task its stopped hub was running."""
+        executor = self.executors.get(skill)
+        return executor is not None and executor.resumable
+
+    def start(
+        self,
+        live: LiveTask | Opening,
+        metadata: JsonObject | None,
+        *,
+        call_scope: CallScope | None = None,
+        resumed: bool = False,
+    ) -> None:
         """Run the skill of a task, or of an opening (a new message whose skill may answer
         with a direct Message); a task's run is canceled through the task (`LiveTask.cancel`).
 
-        The skill runs in the call scope (trace and deadline) of the request that started it.
+        The skill runs in the call scope (trace and deadline) of the request that started it,
+        or in `call_scope` when given (a resumed task has no request: its caller's scope);
+        `resumed` is the run's `TaskRun.resumed`.
         """
         if self._workers is None:
             raise RuntimeError("TaskManager used outside 'async with'")
-        run = TaskRun(live, metadata)
-        call_scope = current_scope()
+        run = TaskRun(live, metadata, resumed=resumed)
+        call_scope = call_scope if call_scope is not None else current_scope()
         self._workers.submit(lambda: self._execute(run, call_scope))
 
     async def _execute(self, run: TaskRun, call_scope: CallScope | None) -> None:

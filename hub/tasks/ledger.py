@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -221,6 +221,20 @@ class DelegationLedger:
 
         return done
 
+    async def adopt(self, parent_id: str) -> None:
+        """Take back the children the store lists live for `parent_id`, a task whose skill
+        runs again after its hub or replica stopped: they are its own again, settled when it
+        ends like those it starts from now on."""
+        try:
+            lines = await self._store.list_children(parent_id)
+        except HubError as exc:
+            log.warning("task %s: could not read its partner tasks: %s", parent_id, exc)
+            return
+        for line in lines:
+            if line.state not in TERMINAL_STATES:
+                children = self._live.setdefault(parent_id, {})
+                children.setdefault((line.agent, line.child_id), line.state)
+
     def live_children(self, parent_id: str) -> list[tuple[str, str]]:
         """The (agent, child id) pairs of `parent_id` still live, as far as the hub knows."""
         return list(self._live.get(parent_id, ()))
@@ -322,6 +336,7 @@ class DelegationLedger:
         *,
         parent_id: str | None = None,
         ended_only: bool = False,
+        leave: Collection[str] = (),
         notes: ReconcileNotes = AFTER_RESTART,
     ) -> int:
         """Deal with the children a previous run left live: a child whose parent has ended is
@@ -334,6 +349,8 @@ class DelegationLedger:
                 None: every live child in the store.
             ended_only: leave the children of parents that have not ended alone (with
                 replicas, those parents run elsewhere).
+            leave: parents whose children are left alone, whatever their state: tasks
+                resumed after the restart, whose skills own them again (`adopt`).
             notes: the words noted beside each child: why the ledger looked (a restart of
                 this hub, a takeover from a stopped replica, a cancel made elsewhere).
         """
@@ -346,6 +363,7 @@ class DelegationLedger:
         except HubError:
             log.exception("could not read the delegation ledger; partner tasks not reconciled")
             return 0
+        stale = [record for record in stale if record.parent_id not in leave]
         by_parent: dict[str, list[ChildRecord]] = {}
         for record in stale:
             by_parent.setdefault(record.parent_id, []).append(record)

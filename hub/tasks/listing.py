@@ -1,14 +1,14 @@
 """What the task manager asks of the store as a whole: ListTasks pages, and the tasks a
-stopped hub left running."""
+stopped hub left running (failed, unless their skill can resume them)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hub.protocol import ListTasksRequest, ListTasksResponse, TaskState
 from hub.protocol.requests import DEFAULT_PAGE_SIZE
-from hub.store import TaskQuery, TaskRecords
+from hub.store import TaskQuery, TaskRecord, TaskRecords
 from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.observer import TaskObserver, notify_observers
 
@@ -52,13 +52,32 @@ async def list_tasks(
     )
 
 
-async def recover_interrupted(store: TaskRecords, observers: Sequence[TaskObserver]) -> None:
-    """Tasks that were running when the hub stopped cannot resume: mark them failed."""
+async def recover_interrupted(
+    store: TaskRecords,
+    observers: Sequence[TaskObserver],
+    *,
+    refusal: Callable[[TaskRecord], str | None] | None = None,
+) -> list[TaskRecord]:
+    """Tasks that were running when the hub stopped: those whose skill can resume are
+    returned as they are (the caller runs them again); the others are marked failed.
+
+    Args:
+        refusal: why a task cannot resume (its failure message), or None when it can;
+            without it, none can, and each fails `INTERRUPTED_BY_RESTART`.
+    """
     stale = await store.find_in_states([TaskState.SUBMITTED, TaskState.WORKING])
+    kept: list[TaskRecord] = []
+    failed = 0
     for record in stale:
+        reason = INTERRUPTED_BY_RESTART if refusal is None else refusal(record)
+        if reason is None:
+            kept.append(record)
+            continue
         live = LiveTask(record)  # no commits: written here, at once
-        live.fail(INTERRUPTED_BY_RESTART)
+        live.fail(reason)
         await store.put(live.record())
         notify_observers(observers, live.task)
-    if stale:
-        log.warning("marked %d interrupted task(s) failed after a restart", len(stale))
+        failed += 1
+    if failed:
+        log.warning("marked %d interrupted task(s) failed after a restart", failed)
+    return kept

@@ -44,6 +44,7 @@ from hub.tasks.live import LiveTask, snapshot
 from hub.tasks.live_set import LiveSet
 from hub.tasks.observer import TaskHook, TaskObserver, notify_observers
 from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED, Replication
+from hub.tasks.resumption import ResumeScope, Resumption
 from hub.tasks.run import TaskExecutor
 from hub.tasks.stream import Broadcast, TaskStream, Update
 
@@ -60,9 +61,10 @@ _SHUTDOWN_WRITES = 3.0
 class TaskManager:
     """Owns every live task: applies events, persists them, then publishes them.
 
-    Use as an async context manager: entering recovers tasks a previous run left behind and
-    starts the task group that runs skills and evicts expired tasks; leaving cancels running
-    skills and records their tasks as interrupted.
+    Use as an async context manager: entering recovers tasks a previous run left behind
+    (resuming those of resumable skills, failing the others) and starts the task group that
+    runs skills and evicts expired tasks; leaving cancels running skills and records their
+    tasks as interrupted, except a resumable skill's, left for the next start to resume.
 
     Args:
         store: where every task change is written before it is published.
@@ -75,6 +77,10 @@ class TaskManager:
         admit_skill: called with the skill a message is about to reach (a new task's, a
             reply skill's, or a parked task's), in the request's call scope; it raises a
             `ProtocolError` to refuse the message (the server's extension requirements).
+        resume_scope: the call scope a resumable skill's task runs in when it is resumed
+            after a restart or a takeover (see `hub.tasks.resumption`): its owner's, from
+            the auth settings; None when the owner no longer has a credential (the task is
+            failed). Left out, a resumed task reaches no partner.
     """
 
     def __init__(
@@ -86,6 +92,7 @@ class TaskManager:
         limits: LimitSettings,
         children: ChildControl | None = None,
         admit_skill: Callable[[str], None] | None = None,
+        resume_scope: ResumeScope | None = None,
     ) -> None:
         if default_skill not in executors:
             known = ", ".join(sorted(executors)) or "none"
@@ -93,6 +100,9 @@ class TaskManager:
         self._store = store
         self.ledger = DelegationLedger(store, children)
         self._execution = Execution(executors, ledger=self.ledger)
+        self._resumption = Resumption(
+            execution=self._execution, ledger=self.ledger, scope=resume_scope
+        )
         self._limits = limits
         self._live = LiveSet(limits)
         self._group: TaskGroup | None = None
@@ -131,8 +141,12 @@ class TaskManager:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def __aenter__(self) -> TaskManager:
+        resumed: list[TaskRecord] = []
         if self._replication is None:
-            await recover_interrupted(self._store, self._observers)
+            refusal = functools.partial(
+                self._resumption.refusal, interrupted=INTERRUPTED_BY_RESTART
+            )
+            resumed = await recover_interrupted(self._store, self._observers, refusal=refusal)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._execution.bind(self._group)
@@ -140,7 +154,11 @@ class TaskManager:
         self._group.start_soon(self._evict_expired)
         self._group.start_soon(self.ledger.run)
         if self._replication is None:
-            self._group.start_soon(self.ledger.reconcile)
+            # A resumed task's children are its skill's again (`DelegationLedger.adopt`).
+            leave = frozenset(record.task.id for record in resumed)
+            self._group.start_soon(functools.partial(self.ledger.reconcile, leave=leave))
+            for record in resumed:
+                self._group.start_soon(self._resume, record)
         else:
             # Other replicas' running tasks are theirs: only tasks whose holder's lease
             # expired are taken over (with their children), and only the children of ended
@@ -164,7 +182,10 @@ class TaskManager:
             await group.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             for live in self._live:
-                if not (live.state.is_terminal or live.state.is_interrupted):
+                # A resumable skill's task is left running in the store: the next start
+                # (with replicas, another replica once the lease expires) resumes it.
+                running = not (live.state.is_terminal or live.state.is_interrupted)
+                if running and not self._execution.resumable(live.skill):
                     live.fail(INTERRUPTED_BY_RESTART)
             await self._commits.close(within=_SHUTDOWN_WRITES)
             await self.ledger.flush()
@@ -308,19 +329,35 @@ class TaskManager:
 
     # -- internals -------------------------------------------------------------------------
 
-    async def _take_over(self, record: TaskRecord) -> None:
-        """Fail a running task whose replica's lease expired, as a restart would have; the
-        first replica to write it wins, and that one reconciles its partner children."""
+    async def _resume(self, record: TaskRecord) -> None:
+        """Run again the skill of a task the last run left running (a resumable one)."""
         live = LiveTask(record, commits=self._commits)
         self._live.add(live)
-        live.fail(INTERRUPTED_REPLICA_STOPPED)
+        self._resumption.mark(live, "restart")
+        await self._resumption.start(live)
+
+    async def _take_over(self, record: TaskRecord) -> None:
+        """Take a running task whose replica's lease expired: resume it here when its skill
+        can, else fail it as a restart would have. The first replica to write it wins; a
+        failed one's partner children are reconciled by the winner."""
+        refusal = self._resumption.refusal(record, INTERRUPTED_REPLICA_STOPPED)
+        live = LiveTask(record, commits=self._commits)
+        self._live.add(live)
+        if refusal is None:
+            self._resumption.mark(live, "takeover")
+        else:
+            live.fail(refusal)
         try:
             await live.wait_durable()
         except StoreError:
             return
-        if not live.released:
-            log.warning("task %s: its replica stopped; failed it", record.task.id)
-            await self.ledger.reconcile(parent_id=record.task.id, notes=AFTER_TAKEOVER)
+        if live.released:
+            return
+        if refusal is None:
+            await self._resumption.start(live)
+            return
+        log.warning("task %s: its replica stopped; failed it", record.task.id)
+        await self.ledger.reconcile(parent_id=record.task.id, notes=AFTER_TAKEOVER)
 
     def _after_commit(self, live: LiveTask) -> None:
         if self._observers:

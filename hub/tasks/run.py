@@ -29,6 +29,14 @@ class TaskExecutor(Protocol):
         its task exists, and `TaskRun.reply` then answers with a Message and no task."""
         ...
 
+    @property
+    def resumable(self) -> bool:
+        """The skill can pick up a task it was running when its hub stopped (a crash, a
+        replica that stopped renewing its lease): the hub then runs it again from the start
+        with `TaskRun.resumed` set, in its caller's scope, instead of failing the task. A
+        skill that keeps what it has done (a journal) and can go on from there says so."""
+        ...
+
     async def run(self, run: TaskRun) -> None:
         """Work on a task until it is terminal or interrupted; may return early to park it.
 
@@ -47,16 +55,26 @@ class TaskRun:
     A run given an `Opening` instead of a task starts before its task exists (a skill that
     may answer with a direct Message): `reply` then answers without a task, and the first
     change the skill makes creates the task (in WORKING, since the skill is already at work).
+
+    A resumable skill's task that was running when its hub stopped is run again the same
+    way, with `resumed` True.
     """
 
-    __slots__ = ("_answers", "_asked", "_attach", "_live", "_opening", "metadata")
+    __slots__ = ("_answers", "_asked", "_attach", "_live", "_opening", "_resumed", "metadata")
 
-    def __init__(self, live: LiveTask | Opening, metadata: JsonObject | None = None) -> None:
+    def __init__(
+        self,
+        live: LiveTask | Opening,
+        metadata: JsonObject | None = None,
+        *,
+        resumed: bool = False,
+    ) -> None:
         self._opening = live if isinstance(live, Opening) else None
         self._live = None if isinstance(live, Opening) else live
         self._answers = self._live.answers() if self._live is not None else []
         self._asked = 0
         self._attach: Callable[[LiveTask], None] | None = None
+        self._resumed = resumed
         self.metadata: JsonObject = metadata or {}
         """The SendMessage request's metadata."""
 
@@ -112,6 +130,12 @@ class TaskRun:
     @property
     def replaying(self) -> bool:
         return self._asked < len(self._answers)
+
+    @property
+    def resumed(self) -> bool:
+        """True when this run restarts a task that was running when its hub stopped (or
+        whose replica stopped): the skill's earlier run may have done part of the work."""
+        return self._resumed
 
     async def status(
         self,

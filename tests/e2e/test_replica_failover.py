@@ -1,6 +1,7 @@
 """Replicas that lose one of their own, or their database: a replica killed with SIGKILL
-under load has its running tasks taken over once its lease expires, and a PostgreSQL
-restart under running replicas costs the requests made meanwhile a clear 503, not a hang."""
+under load has its running tasks taken over once its lease expires (failed, or a resumable
+skill's adopted and finished by the survivor), and a PostgreSQL restart under running
+replicas costs the requests made meanwhile a clear 503, not a hang."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ import pytest
 
 from hub.tasks.child_notes import AFTER_TAKEOVER
 from hub.tasks.replication import INTERRUPTED_REPLICA_STOPPED
+from hub.tasks.resumption import RESUMED_AFTER_TAKEOVER, RESUMED_METADATA_KEY
 from tests.postgres import PostgresCluster, fresh_database_for_processes, running_cluster
 
 from . import rpc
 from .load import Load
 from .partnerproc import PartnerSpec, agents_for, hub_processes, partner_processes
 from .replica_skills import GATES_ENV, MARKS_ENV, Gates
+from .resume_skills import starts
 from .test_replicas import Subscriber, Webhook, replica_config, states, watch_with_push
 
 SLOW = PartnerSpec(name="slow", behaviour="slow", delay=60)
@@ -111,6 +114,55 @@ def test_a_replica_killed_under_load_has_its_tasks_taken_over_by_the_survivors(
             answer = rpc.message("Ada") | {"taskId": parked["id"]}
             done = rpc.call(third.url, "SendMessage", {"message": answer})["task"]
             assert rpc.state(done) == "TASK_STATE_COMPLETED"
+
+
+def test_a_replica_killed_while_running_a_resumable_task_has_it_adopted_and_finished(
+    postgres_cluster: PostgresCluster, tmp_path: Path
+) -> None:
+    with (
+        Gates() as gates,
+        pytest.MonkeyPatch.context() as patch,
+        fresh_database_for_processes(postgres_cluster) as dsn,
+    ):
+        patch.setenv(MARKS_ENV, str(tmp_path))
+        patch.setenv(GATES_ENV, gates.url)
+        configs = [replica_config(tmp_path / f"hub{n}.yaml", dsn, auth=False) for n in range(2)]
+        with hub_processes(configs) as (victim, survivor):
+            task = rpc.send(victim.url, "go", {"skill": "journaled"}, return_immediately=True)
+            rpc.wait_for(
+                lambda: len(starts(tmp_path, task["id"])) == 1 or None,
+                what="the resumable skill to start on the first replica",
+            )
+            follower = Subscriber(survivor.url, task["id"], headers=NO_AUTH).start()
+            victim.process.send_signal(signal.SIGKILL)
+            victim.process.wait(timeout=60)
+
+            rpc.wait_for(
+                lambda: len(starts(tmp_path, task["id"])) == 2 or None,
+                what="the surviving replica to resume the task once the lease expired",
+            )
+            adopted = rpc.get_task(survivor.url, task["id"])
+            gates.open(task["id"], "finish")
+            events = follower.ended()
+            done = rpc.settled(survivor.url, task["id"])
+
+    assert rpc.state(adopted) == "TASK_STATE_WORKING"
+    assert rpc.status_text(adopted) == RESUMED_AFTER_TAKEOVER
+    assert adopted["status"]["message"]["metadata"] == {RESUMED_METADATA_KEY: "takeover"}
+    assert starts(tmp_path, task["id"]) == [
+        {"resumed": False, "agents": []},
+        {"resumed": True, "agents": []},
+    ]
+    # The survivor's subscriber saw it adopted, then finished there.
+    resumed = [
+        e["statusUpdate"]
+        for e in events
+        if "statusUpdate" in e and rpc.status_text(e["statusUpdate"]) == RESUMED_AFTER_TAKEOVER
+    ]
+    assert [update["metadata"] for update in resumed] == [{RESUMED_METADATA_KEY: "takeover"}]
+    assert states(events)[-1] == "TASK_STATE_COMPLETED"
+    assert rpc.state(done) == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"] == [{"text": "done after 2 start(s)"}]
 
 
 @pytest.fixture

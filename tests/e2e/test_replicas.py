@@ -63,6 +63,7 @@ skills:
   - module: tests.e2e.crash_skills:interview
   - module: tests.e2e.replica_skills:ticker
   - module: tests.e2e.replica_skills:until_canceled
+  - module: tests.e2e.resume_skills:journaled
 """
     )
     return path

@@ -20,7 +20,16 @@ from hub.skills.swarm import swarm
 from hub.telemetry import Telemetry
 from hub.testing import LoopbackHub, serve_hub
 
-__all__ = ["by_name", "message", "observed_hub", "rpc", "write_agents"]
+__all__ = [
+    "by_name",
+    "message",
+    "observed_hub",
+    "one_span",
+    "parent_of",
+    "rpc",
+    "span_id",
+    "write_agents",
+]
 
 
 def write_agents(path: Path, partners: Mapping[str, str], *, extra: str = "") -> Path:
@@ -59,6 +68,22 @@ def observed_hub(
 
 def by_name(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:
     return [span for span in spans if span.name == name]
+
+
+def one_span(spans: list[ReadableSpan], name: str) -> ReadableSpan:
+    """The one span named `name` (the test fails, listing the names, if there is not one)."""
+    found = by_name(spans, name)
+    assert len(found) == 1, [span.name for span in spans]
+    return found[0]
+
+
+def parent_of(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def span_id(span: ReadableSpan) -> int:
+    assert span.context is not None
+    return span.context.span_id
 
 
 def message(text: str, **metadata: object) -> dict[str, Any]:

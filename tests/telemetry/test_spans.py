@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
@@ -19,7 +18,16 @@ from opentelemetry.trace import SpanKind, StatusCode
 from hub.config import Settings
 from hub.telemetry import Telemetry
 from hub.telemetry.setup import build_telemetry
-from tests.telemetry.hubs import by_name, message, observed_hub, rpc, write_agents
+from tests.telemetry.hubs import (
+    by_name,
+    message,
+    observed_hub,
+    one_span,
+    parent_of,
+    rpc,
+    span_id,
+    write_agents,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -47,21 +55,6 @@ async def hub(tmp_path: Path, echoer: str, exporter: InMemorySpanExporter) -> As
         yield running.url
 
 
-def _one(spans: list[ReadableSpan], name: str) -> ReadableSpan:
-    found = by_name(spans, name)
-    assert len(found) == 1, [span.name for span in spans]
-    return found[0]
-
-
-def _parent(span: ReadableSpan) -> int | None:
-    return span.parent.span_id if span.parent is not None else None
-
-
-def _id(span: ReadableSpan) -> int:
-    assert span.context is not None
-    return span.context.span_id
-
-
 async def test_a_delegated_call_is_one_trace_continued_from_the_callers_traceparent(
     hub: str, exporter: InMemorySpanExporter
 ) -> None:
@@ -73,13 +66,13 @@ async def test_a_delegated_call_is_one_trace_continued_from_the_callers_tracepar
 
     spans = list(exporter.get_finished_spans())
     assert {format(span.context.trace_id, "032x") for span in spans if span.context} == {TRACE_ID}
-    server = _one(spans, "SendMessage")
-    invoke = _one(spans, "invoke_agent delegate")
-    delegation = _one(spans, "delegate helper")
+    server = one_span(spans, "SendMessage")
+    invoke = one_span(spans, "invoke_agent delegate")
+    delegation = one_span(spans, "delegate helper")
     (client,) = [span for span in spans if span.kind is SpanKind.CLIENT]
 
     assert server.kind is SpanKind.SERVER
-    assert _parent(server) == int(CALLER_SPAN, 16)
+    assert parent_of(server) == int(CALLER_SPAN, 16)
     assert dict(server.attributes or {}) | {"http.response.status_code": 200} == {
         "http.request.method": "POST",
         "url.path": "/",
@@ -92,12 +85,12 @@ async def test_a_delegated_call_is_one_trace_continued_from_the_callers_tracepar
         "a2a.task.state": "TASK_STATE_COMPLETED",
         "gen_ai.conversation.id": task["contextId"],
     }
-    assert (invoke.kind, _parent(invoke)) == (SpanKind.INTERNAL, _id(server))
+    assert (invoke.kind, parent_of(invoke)) == (SpanKind.INTERNAL, span_id(server))
     assert invoke.attributes is not None
     assert invoke.attributes["gen_ai.agent.name"] == "delegate"
     assert invoke.attributes["a2a.task.id"] == task["id"]
-    assert (delegation.kind, _parent(delegation)) == (SpanKind.INTERNAL, _id(invoke))
-    assert _parent(client) == _id(delegation)
+    assert (delegation.kind, parent_of(delegation)) == (SpanKind.INTERNAL, span_id(invoke))
+    assert parent_of(client) == span_id(delegation)
     assert client.name in ("SendStreamingMessage", "SendMessage")
     assert client.attributes is not None
     assert client.attributes["a2a_hub.partner.name"] == "helper"
@@ -115,11 +108,11 @@ async def test_the_gateway_forwards_as_a_client_span_under_the_server_span(
 
     spans = list(exporter.get_finished_spans())
     servers = [span for span in spans if span.kind is SpanKind.SERVER]
-    server = _one(servers, "SendMessage")
+    server = one_span(servers, "SendMessage")
     (client,) = [span for span in spans if span.kind is SpanKind.CLIENT]
     assert server.attributes is not None
     assert server.attributes["url.path"] == "/agents/helper/"  # as requested
-    assert (client.name, _parent(client)) == ("SendMessage", _id(server))
+    assert (client.name, parent_of(client)) == ("SendMessage", span_id(server))
     assert client.context is not None
     assert server.context is not None
     assert client.context.trace_id == server.context.trace_id
@@ -155,19 +148,19 @@ async def test_a_swarm_has_a_span_with_its_strategy_and_one_child_per_branch(
     assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
     spans = list(exporter.get_finished_spans())
-    swarm = _one(spans, "swarm broadcast")
+    swarm = one_span(spans, "swarm broadcast")
     assert swarm.attributes is not None
     assert swarm.attributes["a2a_hub.swarm.strategy"] == "broadcast"
-    assert _parent(swarm) == _id(_one(spans, "invoke_agent swarm"))
+    assert parent_of(swarm) == span_id(one_span(spans, "invoke_agent swarm"))
     branches = [span for span in spans if span.name.startswith("swarm.branch ")]
     assert sorted(span.name for span in branches) == [
         "swarm.branch a",
         "swarm.branch b",
         "swarm.branch c",
     ]
-    assert {_parent(span) for span in branches} == {_id(swarm)}
+    assert {parent_of(span) for span in branches} == {span_id(swarm)}
     clients = [span for span in spans if span.kind is SpanKind.CLIENT]
-    assert sorted(_parent(span) or 0 for span in clients) == sorted(_id(b) for b in branches)
+    assert sorted(parent_of(span) or 0 for span in clients) == sorted(span_id(b) for b in branches)
 
 
 def test_a_hub_with_tracing_off_never_imports_the_opentelemetry_sdk(tmp_path: Path) -> None:

@@ -75,6 +75,11 @@ class ProcessSkill:
     def reply_mode(self) -> ReplyMode:
         return "task"
 
+    @property
+    def resumable(self) -> bool:
+        """False: the program stops with the hub, and running it again would redo its work."""
+        return False
+
     async def run(self, run: TaskRun) -> None:
         if run.replaying:
             # Answers recorded before a restart were given to a program that no longer
@@ -131,13 +136,7 @@ def build_process_skill(settings: ProcessSkillSettings, *, check: bool = True) -
     """
     if check:
         check_command(settings, base_env=os.environ)
-    card = AgentSkill(
-        id=settings.id,
-        name=settings.name or settings.id,
-        description=settings.description,
-        tags=list(settings.tags),
-        examples=list(settings.examples) or None,
-    )
+    card = settings.card()
     return ProcessSkill(
         card=card,
         settings=settings,
