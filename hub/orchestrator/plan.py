@@ -140,7 +140,8 @@ class Plan:
                 turn_start=len(earlier),
                 answer_artifact=new_id(),
             )
-            await self._save()
+            # Not written yet: a run that starts again before its first step would find
+            # nothing more in it than in the task.
             return
         self.journal = journal
         # Answers the plan already took were asked before it started again: take them
@@ -295,8 +296,9 @@ class Plan:
                     text=record.result or "",
                 )
             )
+        # Not written here: every call's end is, and the step after writes the rest (a run
+        # that starts again meanwhile finds the calls done and adds their results itself).
         journal.calls = []
-        await self._save()
 
     async def _call(self, record: CallRecord) -> None:
         call = record.call
