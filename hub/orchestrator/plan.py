@@ -1,11 +1,11 @@
 """One turn of a plan: the model and the tools, step by step, until the model answers.
 
 Each step asks the model for its next move with the transcript so far; its text streams into
-the task's `response` artifact as it comes; the tool calls it asks for run concurrently (each
-partner call is the same partner call `delegate` makes: the partner's tool, its breaker,
-retries, deadline and trace, a child of the task in the delegation ledger), and their results
-go back to the model as tool results, never as instructions. Every call and every result is
-a WORKING status update of the task whose metadata (`plan`) says what happened. The journal
+the task's `response` artifact as it comes; the tool calls it asks for run concurrently
+(`hub.orchestrator.calls`: each partner call is the same partner call `delegate` makes, a
+child of the task in the delegation ledger), and their results go back to the model as tool
+results, never as instructions. Every step, call and result is a WORKING status update of
+the task whose metadata (`plan`) says what happened. The journal
 is written after every step, when a partner names its task and when a call ends, so a plan
 that starts again goes on from there (`hub.orchestrator.journal`).
 
@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import anyio
 
 from hub.config import OrchestratorSettings
 from hub.errors import HubError, SkillError
 from hub.llm import ChatModel, Entry, Step
+from hub.orchestrator.calls import ToolCalls
 from hub.orchestrator.journal import (
     CallRecord,
     Journal,
@@ -34,7 +34,7 @@ from hub.orchestrator.journal import (
     load_conversation,
     save_conversation,
 )
-from hub.orchestrator.toolset import PlanTool, Toolset
+from hub.orchestrator.toolset import Toolset
 from hub.protocol import (
     Artifact,
     JsonObject,
@@ -45,20 +45,14 @@ from hub.protocol import (
     new_id,
 )
 from hub.protocol.trace import current_scope
-from hub.swarm import SwarmSpec, run_swarm
 from hub.tasks import TaskRun
 from hub.telemetry import current_telemetry, span
-from hub.tools import RemoteAgentTool, ToolResult
-from hub.tools.result import TaskFold
 
 __all__ = ["PLAN_KEY", "LimitReached", "Plan"]
 
 PLAN_KEY = "plan"
 """Key, in a status update's metadata, of what the plan did (`event`: model_step, tool_call,
 tool_result)."""
-
-_RESULT_SHOWN = 500
-"""Characters of a tool's result shown in its status update (the model gets it whole)."""
 
 _JOURNAL_KEPT = timedelta(days=7)
 
@@ -100,6 +94,12 @@ class Plan:
         self._held: str | None = None
         self._mark = time.monotonic()
         self._budget: anyio.CancelScope | None = None
+        self._calls = ToolCalls(tools, self, f"{self.caller}/{run.context_id}")
+
+    @property
+    def ended(self) -> bool:
+        """The task has ended (canceled while the plan ran)."""
+        return self.run.state.is_terminal
 
     # -- the turn --------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ class Plan:
             journal.spent.tool_calls += len(step.calls)
             journal.calls = [CallRecord(call=call) for call in step.calls]
             await self._flush()
-            await self._save()
+            await self.save()
 
     async def _step(self) -> Step:
         journal = self.journal
@@ -224,7 +224,7 @@ class Plan:
                 output_tokens=step.output_tokens,
                 cost=cost,
             )
-        await self._report(
+        await self.report(
             f"model step {spent.steps}: "
             + (f"{len(step.calls)} tool call(s)" if step.calls else "answer"),
             {
@@ -283,10 +283,7 @@ class Plan:
 
     async def _run_calls(self) -> None:
         journal = self.journal
-        async with anyio.create_task_group() as group:
-            for record in journal.calls:
-                if record.state != "done":
-                    group.start_soon(self._call, record)
+        await self._calls.run(journal.calls)
         for record in journal.calls:
             journal.transcript.append(
                 Entry(
@@ -300,162 +297,7 @@ class Plan:
         # that starts again meanwhile finds the calls done and adds their results itself).
         journal.calls = []
 
-    async def _call(self, record: CallRecord) -> None:
-        call = record.call
-        tool = self.tools.get(call.tool)
-        started = time.perf_counter()
-        partner = tool.partner if tool is not None else None
-        await self._report(
-            f"calling {call.tool}",
-            {
-                "event": "tool_call",
-                "callId": call.id,
-                "tool": call.tool,
-                "partner": partner,
-                "arguments": call.arguments,
-            },
-        )
-        outcome = "completed"
-        with span(
-            f"execute_tool {call.tool}",
-            attributes={
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": call.tool,
-                "gen_ai.tool.call.id": call.id,
-            },
-        ):
-            if tool is None:
-                known = ", ".join(self.tools) or "none"
-                text, outcome = (
-                    f"error: there is no tool named '{call.tool}' (tools: {known})",
-                    "unknown",
-                )
-            elif "_unreadable" in call.arguments:
-                text, outcome = "error: the arguments are not a JSON object", "invalid"
-            else:
-                try:
-                    text, outcome = await self._dispatch(record, tool)
-                except (HubError, ValueError, KeyError) as exc:
-                    text, outcome = f"error: {_reason(exc)}", "failed"
-        record.state = "done"
-        record.result = text
-        metrics = current_telemetry().metrics
-        if metrics is not None:
-            metrics.plan_tool_call(call.tool, partner or "", outcome=outcome)
-        await self._report(
-            f"{call.tool}: {outcome}",
-            {
-                "event": "tool_result",
-                "callId": call.id,
-                "tool": call.tool,
-                "partner": partner,
-                "partnerTaskId": record.partner_task,
-                "state": outcome,
-                "durationMs": round((time.perf_counter() - started) * 1000, 1),
-                "result": text[:_RESULT_SHOWN],
-            },
-        )
-        await self._save()
-
-    async def _dispatch(self, record: CallRecord, tool: PlanTool) -> tuple[str, str]:
-        arguments = dict(record.call.arguments)
-        if tool.kind == "ask":
-            question = str(arguments.get("question") or "").strip()
-            if not question:
-                return "error: ask_user needs a question", "invalid"
-            return await self._ask(question, {"tool": "ask_user"}), "completed"
-        if tool.kind == "swarm":
-            return await self._swarm(tool, arguments)
-        if tool.kind == "skill":
-            assert tool.tool is not None
-            result = await tool.tool.call(**arguments)
-            while result.needs_input and result.task_id:
-                answer = await self._ask(
-                    result.message or "the skill asks for input", {"tool": tool.spec.name}
-                )
-                result = await tool.tool.call(message=answer, task_id=result.task_id)
-            return _result_text(result), result.state
-        assert isinstance(tool.tool, RemoteAgentTool)
-        assert tool.partner is not None
-        return await self._partner(record, tool.tool, tool.partner, arguments)
-
-    async def _partner(
-        self, record: CallRecord, tool: RemoteAgentTool, partner: str, arguments: dict[str, Any]
-    ) -> tuple[str, str]:
-        record.partner = partner
-        conversations = self.tools.toolbox.conversations
-        conversation = f"{self.caller}/{self.run.context_id}"
-        known = conversations.get(conversation, partner)
-        if record.partner_task is None and known:
-            arguments["context_id"] = known
-        # A call that had started when the plan stopped follows the partner's task again.
-        following = record.partner_task
-        follow_up = False
-        while True:
-            fold = TaskFold(follow_up=follow_up)
-            opened = tool.follow(following) if following else tool.stream(**arguments)
-            try:
-                async with opened as stream:
-                    async for event in stream:
-                        fold.add(event)
-                        task = fold.task
-                        if task is not None and record.partner_task != task.id:
-                            record.partner_task = task.id
-                            record.partner_context = task.context_id
-                            record.state = "running"
-                            await self._save()
-                        if fold.settled:
-                            break
-            except anyio.get_cancelled_exc_class():
-                # The task canceled: its partner task too. The hub stopping: the partner
-                # task goes on, and the plan follows it again when it resumes.
-                ended = self.run.state.is_terminal
-                if ended and record.partner_task is not None and not fold.settled:
-                    await tool.cancel(record.partner_task)
-                raise
-            reply = fold.reply()
-            if reply is None:
-                return f"error: partner '{partner}' ended its stream without an answer", "failed"
-            result = ToolResult.from_reply(tool.name, partner, reply)
-            if result.context_id:
-                conversations.remember(conversation, partner, result.context_id)
-            if not (result.needs_input and result.task_id):
-                return _result_text(result), result.state
-            answer = await self._ask(
-                result.message or f"partner '{partner}' asks for input",
-                {"agent": partner, "tool": tool.name, "partnerTaskId": result.task_id},
-            )
-            arguments = {
-                "message": answer or "(no text)",
-                "task_id": result.task_id,
-                "context_id": result.context_id,
-            }
-            following = None
-            follow_up = True
-
-    async def _swarm(self, tool: PlanTool, arguments: dict[str, Any]) -> tuple[str, str]:
-        toolbox = self.tools.toolbox
-        message = str(arguments.get("message") or "")
-        agents = [a for a in arguments.get("agents") or [] if a in self.tools.partners]
-        options: dict[str, Any] = {
-            "strategy": tool.strategy,
-            "agents": agents or list(self.tools.partners),
-        }
-        if arguments.get("items"):
-            options["items"] = arguments["items"]
-        result = await run_swarm(
-            toolbox.partners,
-            message,
-            SwarmSpec.parse(options),
-            limits=toolbox.swarm,
-            stats=toolbox.stats,
-        )
-        if result.ok:
-            answer = result.answer if result.answer is not None else "\n".join(result.answers)
-            return answer, "completed"
-        return f"error: the swarm reached no answer ({result.reason})", "failed"
-
-    async def _ask(self, question: str, metadata: JsonObject) -> str:
+    async def ask(self, question: str, metadata: JsonObject) -> str:
         """Park the task on `question` (one question at a time) and return the answer; the
         time parked does not count against the plan's wall time."""
         async with self._asking:
@@ -467,7 +309,7 @@ class Plan:
                 self._budget.deadline += anyio.current_time() - asked
             self._mark = time.monotonic()
             self.journal.answers_used += 1
-            await self._save()
+            await self.save()
             return answer.text()
 
     # -- reporting -------------------------------------------------------------------------
@@ -496,7 +338,7 @@ class Plan:
             last_chunk=last,
         )
 
-    async def _report(self, text: str, event: JsonObject) -> None:
+    async def report(self, text: str, event: JsonObject) -> None:
         await self.run.status(
             TaskState.WORKING,
             agent_message(text),
@@ -509,7 +351,7 @@ class Plan:
         self.journal.spent.seconds += now - self._mark
         self._mark = now
 
-    async def _save(self) -> None:
+    async def save(self) -> None:
         self._tick()
         await self.store.save_state(
             Journal.key(self.run.task_id),
@@ -522,16 +364,3 @@ def _latest_text(run: TaskRun) -> str:
     """The caller's message this turn answers: the text of the task's first message."""
     message: Message = run.message
     return message.text() or "(no text)"
-
-
-def _result_text(result: ToolResult) -> str:
-    if result.ok:
-        return result.text or "(the agent answered with no text)"
-    return f"error: the agent ended its task {result.state}" + (
-        f": {result.text}" if result.text else ""
-    )
-
-
-def _reason(exc: BaseException) -> str:
-    message = getattr(exc, "message", None)
-    return str(message if isinstance(message, str) else exc) or type(exc).__name__
