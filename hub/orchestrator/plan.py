@@ -18,6 +18,7 @@ call and cancels every partner task the plan started.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -361,6 +362,11 @@ class Plan:
 
 
 def _latest_text(run: TaskRun) -> str:
-    """The caller's message this turn answers: the text of the task's first message."""
+    """The caller's message this turn answers, as the model reads it: the text of the task's
+    first message, then each of its data parts as JSON (files are not passed on)."""
     message: Message = run.message
-    return message.text() or "(no text)"
+    pieces = [message.text()] if message.text() else []
+    pieces += [
+        json.dumps(part.data, ensure_ascii=False) for part in message.parts if part.data is not None
+    ]
+    return "\n\n".join(pieces) or "(no text)"

@@ -16,7 +16,7 @@ import pytest
 from hub.client import A2AClient, user_message
 from hub.config import AuthSettings, CredentialSettings, Settings
 from hub.orchestrator import PLAN_KEY, orchestrator
-from hub.protocol import Task, TaskState
+from hub.protocol import Part, Task, TaskState
 from hub.skills.echo import echo
 from hub.testing import ScriptedAgent, answer, ask, fail, serve_hub
 from hub.testing.model_server import ToolCall, Turn, serve_model
@@ -477,3 +477,16 @@ async def test_a_local_skill_is_a_tool_and_the_plan_is_not_its_own_tool() -> Non
     assert offered == ["skill_echo"]
     [returned] = tool_messages(model.requests[1])
     assert returned["content"] == "ping"
+
+
+async def test_the_callers_data_parts_reach_the_model_with_the_text() -> None:
+    script = [Turn(text="two items")]
+    async with planning(script) as (client, model, _):
+        message = user_message([Part(text="count these"), Part(data={"items": ["a", "b"]})])
+        with anyio.fail_after(WAIT):
+            async with client.stream(message, metadata={"skill": "planner"}) as stream:
+                events = [event async for event in stream]
+
+    assert final_state(events) is TaskState.COMPLETED
+    [sent] = [m for m in model.requests[0]["messages"] if m["role"] == "user"]
+    assert sent["content"] == 'count these\n\n{"items": ["a", "b"]}'
