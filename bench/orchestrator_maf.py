@@ -22,16 +22,13 @@ from __future__ import annotations
 import argparse
 
 import uvicorn
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a.types import AgentSkill
 from agent_framework import Agent
 from agent_framework.a2a import A2AAgent, A2AExecutor
 from agent_framework.openai import OpenAIChatCompletionClient
 from starlette.applications import Starlette
 
-from bench.reference_agent import UVICORN_FLAGS
+from bench.reference_agent import UVICORN_FLAGS, jsonrpc_card, sdk_app
 
 __all__ = ["INSTRUCTIONS", "build_app", "main"]
 
@@ -53,32 +50,18 @@ def build_app(base_url: str, model_url: str, partner_url: str) -> Starlette:
         instructions=INSTRUCTIONS,
         tools=[partner.as_tool()],
     )
-    card = AgentCard(
+    card = jsonrpc_card(
+        base_url,
         name="planner",
         description="Plans with the partner agent (Agent Framework).",
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[
-            AgentSkill(
-                id="planner",
-                name="Planner",
-                description="Plans with the partner agent.",
-                tags=["benchmark"],
-            )
-        ],
+        skill=AgentSkill(
+            id="planner",
+            name="Planner",
+            description="Plans with the partner agent.",
+            tags=["benchmark"],
+        ),
     )
-    handler = DefaultRequestHandler(
-        agent_executor=A2AExecutor(agent),
-        task_store=InMemoryTaskStore(),
-        agent_card=card,
-    )
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
-    return Starlette(routes=routes)
+    return sdk_app(card, A2AExecutor(agent))
 
 
 def main(argv: list[str] | None = None) -> None:

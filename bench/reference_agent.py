@@ -26,7 +26,14 @@ from a2a.types.a2a_pb2 import (
 )
 from starlette.applications import Starlette
 
-__all__ = ["EchoExecutor", "build_card", "create_reference_app", "main"]
+__all__ = [
+    "EchoExecutor",
+    "build_card",
+    "create_reference_app",
+    "jsonrpc_card",
+    "main",
+    "sdk_app",
+]
 
 # The flags every benchmarked server runs with; bench.run states them in its report.
 UVICORN_FLAGS: dict[str, object] = {
@@ -60,11 +67,11 @@ class EchoExecutor(AgentExecutor):
         await updater.cancel()
 
 
-def build_card(base_url: str) -> AgentCard:
-    """The reference agent's card: one JSON-RPC 1.0 interface and one echo skill."""
+def jsonrpc_card(base_url: str, *, name: str, description: str, skill: AgentSkill) -> AgentCard:
+    """A card of an a2a-sdk agent: one JSON-RPC 1.0 interface at `base_url` and one skill."""
     return AgentCard(
-        name="reference-echo",
-        description="Echo agent on the official a2a-sdk, used as the benchmark baseline.",
+        name=name,
+        description=description,
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0")
@@ -72,28 +79,39 @@ def build_card(base_url: str) -> AgentCard:
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=[
-            AgentSkill(
-                id="echo",
-                name="Echo",
-                description="Returns the input text as an artifact.",
-                tags=["echo", "benchmark"],
-                examples=["hello"],
-            )
-        ],
+        skills=[skill],
+    )
+
+
+def sdk_app(card: AgentCard, executor: AgentExecutor) -> Starlette:
+    """The SDK's own request handler and in-memory task store running `executor`: a
+    Starlette app serving `card` and the JSON-RPC endpoint at `/`."""
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+    return Starlette(routes=routes)
+
+
+def build_card(base_url: str) -> AgentCard:
+    """The reference agent's card: one JSON-RPC 1.0 interface and one echo skill."""
+    return jsonrpc_card(
+        base_url,
+        name="reference-echo",
+        description="Echo agent on the official a2a-sdk, used as the benchmark baseline.",
+        skill=AgentSkill(
+            id="echo",
+            name="Echo",
+            description="Returns the input text as an artifact.",
+            tags=["echo", "benchmark"],
+            examples=["hello"],
+        ),
     )
 
 
 def create_reference_app(base_url: str) -> Starlette:
     """A Starlette app serving the card and the JSON-RPC endpoint at `/`."""
-    card = build_card(base_url)
-    handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(),
-        task_store=InMemoryTaskStore(),
-        agent_card=card,
-    )
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
-    return Starlette(routes=routes)
+    return sdk_app(build_card(base_url), EchoExecutor())
 
 
 def main(argv: list[str] | None = None) -> None:
