@@ -77,6 +77,15 @@ def manager(store: SqliteTaskStore, journal: Journal) -> TaskManager:
     )
 
 
+async def journaled_task(first: TaskManager, journal: Journal) -> Task:
+    """The resumable skill's task, sent as 'alice', once its first run has started."""
+    task = await first.send(request("journaled"), owner="alice")
+    assert isinstance(task, Task)
+    with anyio.fail_after(10):
+        await journal.started.wait()
+    return task
+
+
 async def left_running(store: SqliteTaskStore, model: Task, task_id: str, **record: str) -> None:
     """A WORKING task of the previous run, as a kill -9 leaves it."""
     status = model.status.model_copy(update={"state": S.WORKING, "message": None})
@@ -92,10 +101,7 @@ async def test_a_resumable_task_left_by_a_stopped_hub_runs_again_in_its_owners_s
     store = SqliteTaskStore(path)
     await store.open()
     async with manager(store, journal) as first:
-        task = await first.send(request("journaled"), owner="alice")
-        assert isinstance(task, Task)
-        with anyio.fail_after(10):
-            await journal.started.wait()
+        task = await journaled_task(first, journal)
         # The other kinds of task the stopped hub leaves running.
         await left_running(store, task, "plain-task", skill="plain", owner="alice")
         await left_running(store, task, "orphan", skill="journaled", owner="mallory")
@@ -158,10 +164,7 @@ async def test_a_resumed_task_canceled_before_it_ends_stays_canceled(tmp_path: P
     store = SqliteTaskStore(path)
     await store.open()
     async with manager(store, journal) as first:
-        task = await first.send(request("journaled"), owner="alice")
-        assert isinstance(task, Task)
-        with anyio.fail_after(10):
-            await journal.started.wait()
+        task = await journaled_task(first, journal)
     await store.close()
 
     journal.started = anyio.Event()
