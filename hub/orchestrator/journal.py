@@ -16,33 +16,25 @@ the same context.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from hub.llm import Entry, ToolCall
 from hub.llm.transcript import TRANSCRIPT
+from hub.store import SkillStateStore
 
 __all__ = [
     "CallRecord",
     "Journal",
-    "JournalStore",
     "Spent",
     "load_conversation",
     "save_conversation",
 ]
 
 
-class JournalStore(Protocol):
-    """The store's `SkillStateStore` role, as the plan uses it."""
-
-    async def load_state(self, key: str) -> bytes | None: ...
-
-    async def save_state(
-        self, key: str, value: bytes, *, expires_at: datetime | None = None
-    ) -> None: ...
-
-    async def drop_state(self, key: str) -> None: ...
+JOURNAL_KEPT = timedelta(days=7)
+"""How long a journal outlives its last write (a plan whose task ended drops it at once)."""
 
 
 class CallRecord(BaseModel):
@@ -98,24 +90,26 @@ class Journal(BaseModel):
         return f"plan/{task_id}"
 
     @classmethod
-    async def load(cls, store: JournalStore, task_id: str) -> Journal | None:
+    async def load(cls, store: SkillStateStore, task_id: str) -> Journal | None:
         raw = await store.load_state(cls.key(task_id))
         return None if raw is None else cls.model_validate_json(raw)
 
-    async def save(self, store: JournalStore, task_id: str) -> None:
-        await store.save_state(self.key(task_id), self.model_dump_json().encode())
+    async def save(self, store: SkillStateStore, task_id: str) -> None:
+        """Write the journal, kept at most `JOURNAL_KEPT` (a task that ends drops it)."""
+        raw = self.model_dump_json().encode()
+        await store.save_state(self.key(task_id), raw, expires_at=datetime.now(UTC) + JOURNAL_KEPT)
+
+    @classmethod
+    async def drop(cls, store: SkillStateStore, task_id: str) -> None:
+        await store.drop_state(cls.key(task_id))
 
     def turn_text(self) -> str:
         """The model's text of this turn so far, as the caller has seen it stream."""
-        return _joined(
+        return "\n\n".join(
             entry.text
             for entry in self.transcript[self.turn_start :]
             if entry.role == "assistant" and entry.text
         )
-
-
-def _joined(texts: object) -> str:
-    return "\n\n".join(texts)  # type: ignore[arg-type]
 
 
 def conversation_key(owner: str, context_id: str, skill_id: str) -> str:
@@ -123,7 +117,7 @@ def conversation_key(owner: str, context_id: str, skill_id: str) -> str:
 
 
 async def load_conversation(
-    store: JournalStore, owner: str, context_id: str, skill_id: str
+    store: SkillStateStore, owner: str, context_id: str, skill_id: str
 ) -> list[Entry]:
     """The transcript earlier turns of this context left (none for a new context)."""
     raw = await store.load_state(conversation_key(owner, context_id, skill_id))
@@ -131,7 +125,7 @@ async def load_conversation(
 
 
 async def save_conversation(
-    store: JournalStore,
+    store: SkillStateStore,
     owner: str,
     context_id: str,
     skill_id: str,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from datetime import UTC, datetime, timedelta
 
 import anyio
 
@@ -31,7 +30,6 @@ from hub.orchestrator.calls import ToolCalls
 from hub.orchestrator.journal import (
     CallRecord,
     Journal,
-    JournalStore,
     load_conversation,
     save_conversation,
 )
@@ -46,6 +44,7 @@ from hub.protocol import (
     new_id,
 )
 from hub.protocol.trace import current_scope
+from hub.store import SkillStateStore
 from hub.tasks import TaskRun
 from hub.telemetry import current_telemetry, span
 
@@ -54,8 +53,6 @@ __all__ = ["PLAN_KEY", "LimitReached", "Plan"]
 PLAN_KEY = "plan"
 """Key, in a status update's metadata, of what the plan did (`event`: model_step, tool_call,
 tool_result)."""
-
-_JOURNAL_KEPT = timedelta(days=7)
 
 
 class LimitReached(SkillError):
@@ -79,7 +76,7 @@ class Plan:
         settings: OrchestratorSettings,
         model: ChatModel,
         tools: Toolset,
-        store: JournalStore,
+        store: SkillStateStore,
     ) -> None:
         self.run = run
         self.settings = settings
@@ -273,12 +270,12 @@ class Plan:
             max_bytes=self.settings.transcript.max_bytes,
             ttl=self.settings.transcript.ttl,
         )
-        await self.store.drop_state(Journal.key(self.run.task_id))
+        await Journal.drop(self.store, self.run.task_id)
 
     async def _forget(self) -> None:
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(HubError):
-                await self.store.drop_state(Journal.key(self.run.task_id))
+                await Journal.drop(self.store, self.run.task_id)
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -354,11 +351,7 @@ class Plan:
 
     async def save(self) -> None:
         self._tick()
-        await self.store.save_state(
-            Journal.key(self.run.task_id),
-            self.journal.model_dump_json().encode(),
-            expires_at=datetime.now(UTC) + _JOURNAL_KEPT,
-        )
+        await self.journal.save(self.store, self.run.task_id)
 
 
 def _latest_text(run: TaskRun) -> str:

@@ -17,11 +17,11 @@ from hub.config import ModelSettings, OrchestratorSettings, PlanLimits, PlanTool
 from hub.config.models import TranscriptSettings
 from hub.errors import ConfigError, SkillError
 from hub.llm import ChatModel, require_llm_extra
-from hub.orchestrator.journal import JournalStore
 from hub.orchestrator.plan import Plan
 from hub.orchestrator.toolset import PlanToolbox, Toolset
 from hub.protocol import AgentSkill, TaskState
 from hub.protocol.trace import current_scope
+from hub.store import SkillStateStore
 from hub.tasks import ReplyMode, TaskRun
 from hub.tools import ToolArguments
 
@@ -42,7 +42,7 @@ class Orchestrator:
     """The model, when given directly; otherwise `settings.model` names an entry of
     `models:`."""
     tools: PlanToolbox | None = field(default=None, repr=False, compare=False)
-    store: JournalStore | None = field(default=None, repr=False, compare=False)
+    store: SkillStateStore | None = field(default=None, repr=False, compare=False)
     model: ChatModel | None = field(default=None, repr=False, compare=False)
     orchestrators: frozenset[str] = frozenset()
     """The ids of the hub's orchestrator skills, never offered as tools to a plan."""
@@ -63,7 +63,7 @@ class Orchestrator:
 
     def bound(
         self,
-        store: JournalStore,
+        store: SkillStateStore,
         models: Mapping[str, ModelSettings],
         orchestrators: frozenset[str] = frozenset(),
     ) -> Orchestrator:
