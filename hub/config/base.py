@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from hub.protocol import AgentSkill
+if TYPE_CHECKING:
+    from hub.protocol import AgentSkill
 
 __all__ = ["SkillEntrySettings", "StrictModel"]
 
@@ -31,6 +34,9 @@ class SkillEntrySettings(StrictModel):
 
     def card(self) -> AgentSkill:
         """The skill's entry in the hub's card."""
+        # The protocol's models are loaded by what serves a card, not by reading settings.
+        from hub.protocol import AgentSkill
+
         return AgentSkill(
             id=self.id,
             name=self.name or self.id,
