@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-__all__ = ["Conversations"]
+__all__ = ["Conversations", "hub_conversation"]
+
+
+def hub_conversation(caller: str, context_id: str) -> str:
+    """The key of one caller's hub conversation. A client may choose its contextId, so one
+    caller's context id can be another's: partner conversations are kept per caller, and no
+    caller continues another's."""
+    return f"{caller}/{context_id}"
 
 
 class Conversations:

@@ -22,6 +22,7 @@ from pydantic import Field
 from hub.client.stream_end import StreamEnd
 from hub.errors import ClientError, SkillError
 from hub.partners import PartnerView
+from hub.partners.conversations import hub_conversation
 from hub.protocol import JsonObject, StreamResponse, Task, TaskState, joined_parts, state_name
 from hub.protocol.trace import current_scope
 from hub.skills.api import skill
@@ -82,10 +83,8 @@ async def _delegate(ctx: SkillContext, delegation: SpanHandle | None) -> None:
         delegation.update_name(f"delegate {name}")
         delegation.set_attribute("a2a_hub.partner.name", name)
     tool = partners[name]
-    # A client may choose its contextId, so one caller's context id can be another's: the
-    # partner conversation is kept per caller, and no caller continues another's.
     scope = current_scope()
-    conversation = f"{scope.caller if scope else ''}/{ctx.context_id or ''}"
+    conversation = hub_conversation(scope.caller if scope else "", ctx.context_id or "")
     arguments: dict[str, Any] = {"message": ctx.text or "(no text)"}
     conversations = ctx.tools.conversations
     partner_context = conversations.get(conversation, name)
