@@ -34,6 +34,7 @@ from hub.orchestrator.journal import (
     save_conversation,
 )
 from hub.orchestrator.toolset import Toolset
+from hub.partners.conversations import hub_conversation
 from hub.protocol import (
     Artifact,
     JsonObject,
@@ -92,7 +93,7 @@ class Plan:
         self._held: str | None = None
         self._mark = time.monotonic()
         self._budget: anyio.CancelScope | None = None
-        self._calls = ToolCalls(tools, self, f"{self.caller}/{run.context_id}")
+        self._calls = ToolCalls(tools, self, hub_conversation(self.caller, run.context_id))
 
     @property
     def ended(self) -> bool:
@@ -161,7 +162,7 @@ class Plan:
             step = await self._step()
             journal.transcript.append(Entry(role="assistant", text=step.text, calls=step.calls))
             if not step.calls:
-                await self._answer(step)
+                await self._answer()
                 return
             limit = self.settings.limits.tool_calls
             if journal.spent.tool_calls + len(step.calls) > limit:
@@ -255,7 +256,7 @@ class Plan:
             f"{self.journal.spent.describe()}"
         )
 
-    async def _answer(self, step: Step) -> None:
+    async def _answer(self) -> None:
         """The model answered: close the answer artifact, keep the conversation for the
         context's next message, and forget the journal."""
         journal = self.journal
