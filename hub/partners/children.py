@@ -6,6 +6,7 @@ from __future__ import annotations
 from hub.errors import RemoteRpcError, TaskNotCancelableError
 from hub.partners.directory import Partners
 from hub.protocol import TaskState
+from hub.protocol.trace import past_the_deadline
 
 __all__ = ["PartnerChildren"]
 
@@ -28,16 +29,18 @@ class PartnerChildren:
 
     async def cancel_child(self, agent: str, task_id: str) -> TaskState:
         """Cancel the partner task; its state afterwards. A task that ended meanwhile (the
-        partner answers TaskNotCancelable) is looked up instead.
+        partner answers TaskNotCancelable) is looked up instead. The cancel goes out even
+        when the caller's deadline has passed (the partner's own timeouts bound it).
 
         Raises:
             ClientError: the partner is unknown or unreachable.
         """
-        client = await self._partners.client(agent)
-        try:
-            task = await client.cancel(task_id)
-        except RemoteRpcError as exc:
-            if exc.code != TaskNotCancelableError.code:
-                raise
-            return await self.child_state(agent, task_id)
-        return task.status.state
+        with past_the_deadline():
+            client = await self._partners.client(agent)
+            try:
+                task = await client.cancel(task_id)
+            except RemoteRpcError as exc:
+                if exc.code != TaskNotCancelableError.code:
+                    raise
+                return await self.child_state(agent, task_id)
+            return task.status.state

@@ -29,6 +29,7 @@ import time
 from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
+import dataclasses
 from dataclasses import dataclass
 
 from hub.errors import InvalidRequestError
@@ -45,6 +46,7 @@ __all__ = [
     "CallScope",
     "current_scope",
     "outgoing_headers",
+    "past_the_deadline",
     "parse_traceparent",
     "use_scope",
 ]
@@ -267,6 +269,17 @@ class _ScopeInUse:
 def use_scope(scope: CallScope | None) -> AbstractContextManager[CallScope | None]:
     """Make `scope` the current one inside the block (None leaves the current one)."""
     return _ScopeInUse(scope)
+
+
+def past_the_deadline() -> AbstractContextManager[CallScope | None]:
+    """The current scope without its deadline, inside the block: for the cleanup that must
+    reach a partner after its caller's time ran out (cancelling the partner task a call
+    gave up on), which bounds its own wait. Sent with the expired deadline, the request
+    would reach the partner with no time left, or not be sent at all."""
+    scope = _current.get()
+    if scope is None or scope.deadline is None:
+        return _ScopeInUse(None)
+    return _ScopeInUse(dataclasses.replace(scope, deadline=None))
 
 
 def outgoing_headers(*, version: str | None = None) -> dict[str, str]:

@@ -32,6 +32,7 @@ from hub.errors import (
     ProtocolError,
 )
 from hub.protocol import AgentCard, Message, StreamResponse, Task, TaskState
+from hub.protocol.trace import past_the_deadline
 from hub.tasks.ledger import note_child
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
@@ -122,6 +123,7 @@ class RemoteAgentTool(DefinedTool):
         with (
             anyio.CancelScope(shield=True),
             anyio.move_on_after(CANCEL_WAIT),
+            past_the_deadline(),
             contextlib.suppress(ClientError, ProtocolError),
         ):
             client = await self._client()

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from hub.registry import Registry, load_registry
 
 Asgi = Callable[..., Any]
@@ -28,8 +30,17 @@ class HeaderRecorder:
     def __init__(self, app: Asgi) -> None:
         self.app = app
         self.headers: list[dict[str, str]] = []
+        self._arrived = anyio.Event()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             self.headers.append({k.decode().lower(): v.decode() for k, v in scope["headers"]})
+            self._arrived.set()
+            self._arrived = anyio.Event()
         await self.app(scope, receive, send)
+
+    async def requests(self, count: int) -> list[dict[str, str]]:
+        """The headers of the first `count` requests, once that many have arrived."""
+        while len(self.headers) < count:
+            await self._arrived.wait()
+        return self.headers[:count]

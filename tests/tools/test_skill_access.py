@@ -4,7 +4,7 @@ back, and the caller's trace and deadline travel with the call."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -63,10 +63,16 @@ async def recorded_partner() -> AsyncIterator[tuple[str, HeaderRecorder]]:
 
 
 async def _ask_hub(
-    registry: Registry, text: str, headers: dict[str, str], *, took: list[float] | None = None
+    registry: Registry,
+    text: str,
+    headers: dict[str, str],
+    *,
+    took: list[float] | None = None,
+    then: Callable[[], Awaitable[object]] | None = None,
 ) -> Task:
     """The hub's answer to `text`; `took`, when given, gets the seconds the request took (the
-    hub's start and stop, slow on a busy machine, left out)."""
+    hub's start and stop, slow on a busy machine, left out); `then`, when given, is awaited
+    before the hub stops."""
     async with (
         serve_on_loopback(lambda url: _hub(registry, url)) as hub_url,
         httpx.AsyncClient(headers=headers) as http,
@@ -77,6 +83,9 @@ async def _ask_hub(
             reply = await client.send(user_message(text))
         if took is not None:
             took.append(anyio.current_time() - started)
+        if then is not None:
+            with anyio.fail_after(15):
+                await then()
     assert isinstance(reply, Task)
     return reply
 
@@ -123,7 +132,10 @@ async def test_the_callers_deadline_bounds_the_partner_call(
     registry = registry_file(tmp_path / "agents.yaml", {"echoer": url})
 
     took: list[float] = []
-    task = await _ask_hub(registry, WAIT, {DEADLINE_HEADER: "0.5"}, took=took)
+    # The card read, the message, and the cancel of the partner task the hub gave up on.
+    task = await _ask_hub(
+        registry, WAIT, {DEADLINE_HEADER: "0.5"}, took=took, then=lambda: recorder.requests(3)
+    )
     (elapsed,) = took
 
     assert task.status.state is TaskState.FAILED
@@ -131,8 +143,9 @@ async def test_the_callers_deadline_bounds_the_partner_call(
     assert "echoer" in task.status.message.text()
     assert "deadline" in task.status.message.text()
     assert elapsed < 5
-    forwarded = [
-        float(h[DEADLINE_HEADER.lower()]) for h in recorder.headers if DEADLINE_HEADER.lower() in h
-    ]
-    assert forwarded
-    assert all(0 < value <= 0.5 for value in forwarded)
+    _, message, cancel = recorder.headers[:3]
+    assert 0 < float(message[DEADLINE_HEADER.lower()]) <= 0.5
+    # The cancel goes out after the caller's time ran out: it carries no expired deadline
+    # (which would leave the partner no time to stop its task), and keeps the trace.
+    assert DEADLINE_HEADER.lower() not in cancel
+    assert TRACEPARENT.match(cancel["traceparent"]).group(1) == message["traceparent"][3:35]  # type: ignore[union-attr]
