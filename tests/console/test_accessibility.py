@@ -3,19 +3,18 @@ palette and in the dark one, against a hub with real partners and real tasks."""
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import pytest
 from playwright.async_api import Browser, Page, expect
 
 from hub.config import AuthSettings, CredentialSettings
+from scripts.console_screenshots import settle
 from tests.console.accessibility import assert_accessible, serious_violations
 from tests.console.hubs import console_hub, send
 
 pytestmark = pytest.mark.anyio
 
-WAIT_MS = 15_000
 KEY = "accessible-console-key-7d1e4b9a2c"
 Scheme = Literal["light", "dark"]
 SCHEMES: tuple[Scheme, ...] = ("light", "dark")
@@ -24,16 +23,9 @@ BACKGROUND = {"light": "rgb(255, 255, 255)", "dark": "rgb(20, 23, 28)"}
 
 
 async def visit(page: Page, url: str) -> None:
-    """Open `url` and wait until its live region (if any) follows its stream, or has been
-    fetched again once its stream ended, so axe sees the page as a visitor does."""
+    """Open `url` and wait for the page as a visitor sees it (live regions following)."""
     await page.goto(url)
-    region = page.locator("[data-events]")
-    if await region.count() == 0:
-        return
-    following = re.compile(r"^(yes|ended)$")
-    await expect(region).to_have_attribute("data-following", following, timeout=WAIT_MS)
-    if await region.get_attribute("data-following") == "ended":
-        await expect(region).to_have_attribute("data-updated", re.compile("."), timeout=WAIT_MS)
+    await settle(page)
 
 
 async def background(page: Page) -> str:
@@ -93,11 +85,11 @@ async def test_the_sign_in_pages_pass_axe(browser: Browser, scheme: Scheme) -> N
         found = await serious_violations(page)
         await page.fill("input[name=secret]", "not-a-valid-key-at-all")
         await page.click("#login button[type=submit]")
-        await expect(page.locator("#refused")).to_be_visible()
+        await expect(page.locator("#refused")).to_be_visible(timeout=15_000)
         found += await serious_violations(page)
         await page.fill("input[name=secret]", KEY)
         await page.click("#login button[type=submit]")
-        await expect(page.locator("#visitor")).to_have_text("ops")
+        await expect(page.locator("#visitor")).to_have_text("ops", timeout=15_000)
         await visit(page, f"{hub.url}/ui/tasks")
         found += await serious_violations(page)
         await context.close()
