@@ -11,6 +11,7 @@ Content-Security-Policy stays as it is served.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +63,15 @@ def _detail(node: dict[str, Any]) -> str:
     return "; ".join(messages) or node.get("failureSummary", "")
 
 
+@cache
+def _engine() -> str:
+    return AXE_JS.read_text(encoding="utf-8")
+
+
 async def axe_violations(page: Page) -> list[Violation]:
     """Every violation axe finds on the page as it is now, whatever its impact."""
     if not await page.evaluate("typeof window.axe === 'object'"):
-        await page.evaluate(AXE_JS.read_text(encoding="utf-8"))
+        await page.evaluate(_engine())
     results: dict[str, Any] = await page.evaluate(
         "() => axe.run(document, { resultTypes: ['violations'] })"
     )
