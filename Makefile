@@ -11,8 +11,8 @@ TEST_STAMP := $(VENV)/.installed-test
 # `make run PORT=8001` serves on another port; without PORT, config/hub.yaml's port.
 PORT   ?=
 
-.PHONY: run test test-fast lint style imports typecheck pytest bench install postgres-server \
-	chromium clean
+.PHONY: run test test-fast lint style imports typecheck pytest bench screenshots install \
+	postgres-server chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,8 @@ run: $(STAMP)
 lint: style imports
 
 style: $(TEST_STAMP)
-	$(BIN)/ruff check hub tests bench
-	$(BIN)/ruff format --check hub tests bench
+	$(BIN)/ruff check hub tests bench scripts
+	$(BIN)/ruff format --check hub tests bench scripts
 
 # The package order of docs/architecture.md, as the contracts in pyproject.toml state it.
 imports: $(TEST_STAMP)
@@ -80,6 +80,12 @@ BENCH ?=
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench.run $(BENCH)
+
+# The console's screenshots in docs/images (docs/console.md): a hub with partners and
+# traffic on loopback, each page in Debian's chromium. `make screenshots SHOTS="--pages tasks"`
+SHOTS ?=
+screenshots: $(TEST_STAMP) chromium
+	$(BIN)/python -m scripts.console_screenshots $(SHOTS)
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-wal var/*.db-shm

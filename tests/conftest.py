@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = item.path.relative_to(TESTS).as_posix()
         if module.startswith(("e2e/", "llm/")) or module in PROCESS_TESTS:
             item.add_marker(pytest.mark.e2e)
-        if "browser" in item.path.name:
+        if "browser" in item.path.name or "browser" in item.fixturenames:
             item.add_marker(pytest.mark.browser)
         # A store parametrized by kind asks for the server only in its "postgres" case.
         callspec = getattr(item, "callspec", None)

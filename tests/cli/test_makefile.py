@@ -20,7 +20,16 @@ def dry_run(tmp_path: Path, *targets: str) -> list[str]:
     # Run under `make test` too: the outer make's variables would make this one print
     # "Entering directory" lines and pass on its flags, and a variable given on its command
     # line (`make test PYTEST_WORKERS=0`) reaches this one through the environment.
-    outer = ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "PYTHON", "VENV", "PORT", "PYTEST_WORKERS")
+    outer = (
+        "MAKELEVEL",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "PYTHON",
+        "VENV",
+        "PORT",
+        "PYTEST_WORKERS",
+        "SHOTS",
+    )
     env = {k: v for k, v in os.environ.items() if k not in outer}
     done = subprocess.run(
         ["make", "--no-print-directory", "-n", *targets, f"VENV={venv}"],
@@ -61,8 +70,8 @@ def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> No
         "touch VENV/.installed-test",
     ]
     assert lines[7:10] == [
-        "VENV/bin/ruff check hub tests bench",
-        "VENV/bin/ruff format --check hub tests bench",
+        "VENV/bin/ruff check hub tests bench scripts",
+        "VENV/bin/ruff format --check hub tests bench scripts",
         "VENV/bin/mypy",
     ]
     # The PostgreSQL server the tests start is installed from Debian's package when missing.
@@ -72,3 +81,12 @@ def test_make_test_adds_the_test_extras_on_a_fresh_machine(tmp_path: Path) -> No
     # So is the browser the console's tests drive.
     assert "apt-get install -y -qq chromium" in server_check
     assert lines[-1] == "VENV/bin/pytest -q -n 2"
+
+
+def test_make_screenshots_runs_the_script_with_the_test_extras_and_chromium(
+    tmp_path: Path,
+) -> None:
+    lines = dry_run(tmp_path, "screenshots", "SHOTS=--pages tasks")
+    assert "VENV/bin/pip install --quiet -e '.[test]'" in lines
+    assert "apt-get install -y -qq chromium" in " ".join(lines)
+    assert lines[-1] == "VENV/bin/python -m scripts.console_screenshots --pages tasks"

@@ -4,12 +4,14 @@ after a delay, one that is down and one whose card is hostile, tasks in memory."
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpx
 
 from hub.client import BreakerConfig
 from hub.config import AuthSettings, Settings, StoreSettings
@@ -151,3 +153,18 @@ async def console_hub(
             )
         )
         yield ConsoleHub(url=hub.url, gates=gates)
+
+
+async def send(url: str, text: str, headers: dict[str, str] | None = None, **metadata: Any) -> Any:
+    """SendMessage to the hub at `url` over HTTP, as any A2A client would; the task it
+    answers with (the call returns once the task finished or waits for input)."""
+    body = {
+        "message": {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]},
+        "metadata": metadata or None,
+    }
+    async with httpx.AsyncClient(timeout=30) as http:
+        sent = await http.post(
+            f"{url}/message:send", json=body, headers={"A2A-Version": "1.0", **(headers or {})}
+        )
+    assert sent.status_code == 200, sent.text
+    return sent.json()["task"]
