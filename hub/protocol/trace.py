@@ -24,12 +24,12 @@ its hop limit.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-import dataclasses
 from dataclasses import dataclass
 
 from hub.errors import InvalidRequestError
@@ -46,8 +46,8 @@ __all__ = [
     "CallScope",
     "current_scope",
     "outgoing_headers",
-    "past_the_deadline",
     "parse_traceparent",
+    "past_the_deadline",
     "use_scope",
 ]
 
