@@ -118,6 +118,9 @@ async def test_a_plans_transcript_and_waterfall_fill_in_live(
             await expect(running).to_have_count(1, timeout=WAIT_MS)
             await expect(running).to_have_attribute("data-label", "a2a_weather")
             await expect(page.locator("#transcript li.turn.assistant")).to_have_count(1)
+            # The visitor opens the step's call; live updates keep it open.
+            await page.locator("#call-1-0 summary").click()
+            await expect(page.locator("#call-1-0 pre")).to_contain_text('"message": "Paris"')
             gate.set()
             await expect(page.locator("#task-state")).to_have_text("completed", timeout=WAIT_MS)
             # Heard on the page, not read at a reload.
@@ -145,6 +148,7 @@ async def test_a_plans_transcript_and_waterfall_fill_in_live(
             await expect(turns.nth(0)).to_contain_text("What is the weather in Paris?")
             await expect(turns.nth(1)).to_contain_text("120 in · 14 out")
             await expect(turns.nth(1).locator("details.call")).to_contain_text("a2a_weather")
+            await expect(page.locator("#call-1-0")).to_have_attribute("open", "")
             await expect(turns.nth(2)).to_contain_text("Sunny in Paris")
             await expect(turns.nth(2)).to_contain_text("partner weather")
             await expect(turns.nth(3)).to_contain_text("It is sunny in Paris.")

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from pydantic import ValidationError
+
+from hub.config import Settings, UiSettings
 from hub.console.children import ChildView
 from hub.console.plan_view import plan_view
 from hub.console.task_view import message_view, task_view
@@ -232,3 +236,23 @@ def test_a_swarms_branches_start_with_the_task() -> None:
         ("de", 0, AXIS),
     ]
     assert timeline(started=at(0), ended=None, now=at(1), plan=None, children=[]) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://jaeger:16686/trace/", "ftp://jaeger/{trace_id}", "jaeger:16686/trace/{trace_id}"],
+)
+def test_a_trace_url_without_its_place_or_not_http_is_a_settings_error(url: str) -> None:
+    with pytest.raises(ValidationError, match=r"ui\.trace_url"):
+        Settings.model_validate({"ui": {"trace_url": url}})
+
+
+def test_a_trace_url_links_a_known_trace_only() -> None:
+    tempo = (
+        "https://grafana.example/explore?left=%7B%22queries%22:%5B%7B%22query%22:"
+        "%22{trace_id}%22%7D%5D%7D"
+    )
+    ui = UiSettings(trace_url=tempo)
+    assert ui.trace_link("abc") == tempo.replace("{trace_id}", "abc")
+    assert ui.trace_link("") == ""
+    assert UiSettings().trace_link("abc") == ""
