@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -29,6 +30,7 @@ from hub.protocol import (
     id_time,
     new_id,
 )
+from tests.console.hubs import console_hub
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -256,3 +258,22 @@ def test_a_trace_url_links_a_known_trace_only() -> None:
     assert ui.trace_link("abc") == tempo.replace("{trace_id}", "abc")
     assert ui.trace_link("") == ""
     assert UiSettings().trace_link("abc") == ""
+
+
+@pytest.mark.anyio
+async def test_a_swarms_page_shows_its_result_once() -> None:
+    async with (
+        console_hub({"fast": 0.0, "steady": 0.0}) as hub,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        body = {
+            "message": {"messageId": "m-swarm", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+            "metadata": {"skill": "swarm", "strategy": "broadcast", "agents": ["fast", "steady"]},
+        }
+        sent = await http.post(f"{hub.url}/message:send", json=body, headers={"A2A-Version": "1.0"})
+        task = sent.json()["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        page = (await http.get(f"{hub.url}/ui/tasks/{task['id']}")).text
+    assert page.count("&#34;branches&#34;") == 1
+    assert page.count("&#34;reason&#34;") == 1
+    assert page.count('<details class="data"') == 1
