@@ -301,6 +301,10 @@ class UiSettings(StrictModel):
     """Serve the console."""
     path: str = "/ui"
     """Where it is served: a path of its own, e.g. /ui or /console."""
+    trace_url: str = ""
+    """A task's trace in the operator's tracing UI: an http or https URL with `{trace_id}`
+    where the trace id goes (Jaeger: `http://jaeger:16686/trace/{trace_id}`). "" shows no
+    link."""
 
     @field_validator("path")
     @classmethod
@@ -314,6 +318,27 @@ class UiSettings(StrictModel):
         if taken:
             raise ValueError(f"ui.path {path!r} is where the hub serves {taken[0]}; choose another")
         return path
+
+    @field_validator("trace_url")
+    @classmethod
+    def _trace_url(cls, url: str) -> str:
+        if not url:
+            return url
+        if "{trace_id}" not in url:
+            raise ValueError(
+                f"ui.trace_url {url!r} must hold {{trace_id}} where the trace id goes, e.g. "
+                "http://jaeger:16686/trace/{trace_id}"
+            )
+        if not url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"ui.trace_url {url!r} must be an http:// or https:// URL")
+        return url
+
+    def trace_link(self, trace_id: str) -> str:
+        """The link to the trace `trace_id` ("" when no `trace_url` is set or no trace id is
+        known)."""
+        if not (self.trace_url and trace_id):
+            return ""
+        return self.trace_url.replace("{trace_id}", trace_id)
 
 
 class McpSettings(StrictModel):

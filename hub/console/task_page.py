@@ -1,5 +1,6 @@
-"""A task's page: status, messages, artifacts, metadata and delegations, live while the task
-runs; cancel it, answer its question, download its files.
+"""A task's page: status, the conversation (messages, artifacts), its work as a waterfall,
+the orchestrator's transcript when a plan ran it, delegations, metadata and a link to its
+trace; live while the task runs; cancel it, answer its question, download its files.
 
 The same handlers serve the hub's own tasks (`/tasks/{id}`) and a partner's task reached
 through the gateway (`/agents/{name}/tasks/{id}`): the operations come from
@@ -8,6 +9,8 @@ through the gateway (`/agents/{name}/tasks/{id}`): the operations come from
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from litestar import get, post
@@ -24,15 +27,19 @@ from hub.console.access import (
 )
 from hub.console.children import delegation_view
 from hub.console.live import task_stream
+from hub.console.plan_view import PlanView, plan_view
 from hub.console.render import page, problem
 from hub.console.sending import send, task_path
 from hub.console.task_view import TaskView, file_content, task_view
+from hub.console.timeline import Timeline, timeline
 from hub.errors import ProtocolError
+from hub.orchestrator import plan_record
 from hub.protocol import (
     CancelTaskRequest,
     GetTaskRequest,
     SubscribeToTaskRequest,
     Task,
+    id_time,
     user_message,
 )
 from hub.tasks import TaskStream
@@ -59,13 +66,52 @@ async def _task(request: AnyRequest, visitor: Visitor) -> Task:
         return await service.get_task(GetTaskRequest(id=task_id), visitor.name)
 
 
-async def _view(request: AnyRequest, visitor: Visitor) -> TaskView:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Page:
+    """What the task page shows: the task, and for the hub's own tasks its plan and its
+    waterfall."""
+
+    task: TaskView
+    plan: PlanView | None = None
+    timeline: Timeline | None = None
+
+
+async def _view(request: AnyRequest, visitor: Visitor) -> _Page:
     agent, task_id = _target(request)
     task = await _task(request, visitor)
-    # The ledger is the hub's own: a partner's task shows no children here.
-    lines = await console_of(request).store.list_children(task.id) if agent is None else []
     base = task_path(console_of(request).path, task_id, agent)
-    return task_view(task, base=base, delegation=delegation_view(task, lines))
+    if agent is not None:
+        # The ledger, the plans and the trace ids are the hub's own: a partner's task shows
+        # its conversation only.
+        return _Page(task=task_view(task, base=base, delegation=delegation_view(task, [])))
+    # The task was read through the visitor's operations above: what follows is of a task
+    # the visitor may see.
+    store = console_of(request).store
+    lines = await store.list_children(task.id)
+    record = await store.get(task.id)
+    journal = await plan_record(store, task.id)
+    delegation = delegation_view(task, lines)
+    started = id_time(task.id)
+    status = task.status
+    view = task_view(
+        task,
+        base=base,
+        delegation=delegation,
+        caller=record.owner if record is not None else "",
+        trace_url=hub_of(request).settings.ui.trace_link(record.trace_id if record else ""),
+        started=started,
+    )
+    return _Page(
+        task=view,
+        plan=plan_view(journal) if journal is not None else None,
+        timeline=timeline(
+            started=started,
+            ended=status.timestamp if status.state.is_terminal else None,
+            now=datetime.now(UTC),
+            plan=journal,
+            children=delegation.children if delegation is not None else [],
+        ),
+    )
 
 
 async def _render(request: AnyRequest, template: str) -> Template:
@@ -75,8 +121,17 @@ async def _render(request: AnyRequest, template: str) -> Template:
         view = await _view(request, visitor)
     except ProtocolError as error:
         return problem(request, visitor, error)
-    base = task_path(console_of(request).path, view.task_id, agent)
-    return page(request, visitor, template, task=view, base=base, agent=agent or "")
+    base = task_path(console_of(request).path, view.task.task_id, agent)
+    return page(
+        request,
+        visitor,
+        template,
+        task=view.task,
+        plan=view.plan,
+        timeline=view.timeline,
+        base=base,
+        agent=agent or "",
+    )
 
 
 @get(_paths(""))

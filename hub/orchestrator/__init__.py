@@ -7,6 +7,7 @@ survives its hub, and the conversation kept per context. The model itself is rea
 `hub.llm`.
 """
 
+from hub.orchestrator.journal import Journal, StepRecord, plan_record
 from hub.orchestrator.plan import PLAN_KEY, LimitReached, Plan
 from hub.orchestrator.skill import Orchestrator, from_settings, orchestrator
 from hub.orchestrator.toolset import ASK_USER, Toolset
@@ -14,10 +15,13 @@ from hub.orchestrator.toolset import ASK_USER, Toolset
 __all__ = [
     "ASK_USER",
     "PLAN_KEY",
+    "Journal",
     "LimitReached",
     "Orchestrator",
     "Plan",
+    "StepRecord",
     "Toolset",
     "from_settings",
     "orchestrator",
+    "plan_record",
 ]

@@ -12,12 +12,13 @@ back to the partner's task.
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import anyio
 
 from hub.errors import HubError
-from hub.orchestrator.journal import CallRecord
+from hub.orchestrator.journal import CallRecord, StepRecord
 from hub.orchestrator.toolset import PlanTool, Toolset
 from hub.protocol import JsonObject
 from hub.swarm import SwarmSpec, run_swarm
@@ -44,6 +45,10 @@ class PlanSide(Protocol):
     async def save(self) -> None: ...
 
     async def report(self, text: str, event: JsonObject) -> None: ...
+
+    def log(self, step: StepRecord) -> None:
+        """Keep an ended call in the journal's steps."""
+        ...
 
 
 class ToolCalls:
@@ -74,6 +79,8 @@ class ToolCalls:
         call = record.call
         tool = self.tools.get(call.tool)
         started = time.perf_counter()
+        if record.started is None:
+            record.started = datetime.now(UTC)
         partner = tool.partner if tool is not None else None
         await self.plan.report(
             f"calling {call.tool}",
@@ -109,6 +116,19 @@ class ToolCalls:
                     text, outcome = f"error: {_reason(exc)}", "failed"
         record.state = "done"
         record.result = text
+        seconds = time.perf_counter() - started
+        self.plan.log(
+            StepRecord(
+                kind="tool_call",
+                started=record.started,
+                seconds=seconds,
+                call_id=call.id,
+                tool=call.tool,
+                partner=record.partner or partner,
+                partner_task=record.partner_task,
+                state=outcome,
+            )
+        )
         metrics = current_telemetry().metrics
         if metrics is not None:
             metrics.plan_tool_call(call.tool, partner or "", outcome=outcome)
@@ -121,7 +141,7 @@ class ToolCalls:
                 "partner": partner,
                 "partnerTaskId": record.partner_task,
                 "state": outcome,
-                "durationMs": round((time.perf_counter() - started) * 1000, 1),
+                "durationMs": round(seconds * 1000, 1),
                 "result": text[:_RESULT_SHOWN],
             },
         )

@@ -11,6 +11,12 @@ only the model step in flight when the hub stopped is asked again.
 The conversation of a context outlives its turns: once a turn answers, its transcript is kept
 (bounded to `transcript.max_bytes`, the oldest turns dropped first) for the next message in
 the same context.
+
+Each model step and each tool call, once it ends, is logged in the journal with when it
+started, how long it took and what it spent (`StepRecord`). When the task ends, however it
+ends, the turn's part of the journal is kept as the plan's record for as long as the
+conversation (`transcript.ttl`): `plan_record` reads it, or the journal while the plan runs,
+for whoever shows what a plan did (the console's task page).
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ __all__ = [
     "CallRecord",
     "Journal",
     "Spent",
+    "StepRecord",
     "load_conversation",
+    "plan_record",
     "save_conversation",
 ]
 
@@ -47,6 +55,30 @@ class CallRecord(BaseModel):
     partner_context: str | None = None
     result: str | None = None
     """What goes back to the model, once done."""
+    started: datetime | None = None
+    """When the call started (None before it does)."""
+
+
+class StepRecord(BaseModel):
+    """A model step or a tool call of the turn, once it ended."""
+
+    kind: Literal["model_step", "tool_call"]
+    started: datetime
+    seconds: float
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    call_id: str = ""
+    tool: str = ""
+    partner: str | None = None
+    partner_task: str | None = None
+    state: str = ""
+    """A tool call's outcome: completed, failed, unknown (no such tool), invalid, ..."""
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
 
 
 class Spent(BaseModel):
@@ -84,10 +116,20 @@ class Journal(BaseModel):
     has taken; a run that starts again skips that many before it asks anything."""
     answer_artifact: str = ""
     """The id of the artifact the model's text streams into."""
+    started: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    """When the turn started."""
+    steps: list[StepRecord] = Field(default_factory=list)
+    """The model steps and tool calls that ended, in the order they did."""
+    ended: bool = False
+    """The task has ended: this is the plan's record, no longer a journal to go on from."""
 
     @staticmethod
     def key(task_id: str) -> str:
         return f"plan/{task_id}"
+
+    @staticmethod
+    def record_key(task_id: str) -> str:
+        return f"plan/{task_id}/ended"
 
     @classmethod
     async def load(cls, store: SkillStateStore, task_id: str) -> Journal | None:
@@ -103,6 +145,22 @@ class Journal(BaseModel):
     async def drop(cls, store: SkillStateStore, task_id: str) -> None:
         await store.drop_state(cls.key(task_id))
 
+    async def end(self, store: SkillStateStore, task_id: str, *, ttl: float) -> None:
+        """The task has ended: keep this turn (its transcript, steps and spending) as the
+        plan's record for `ttl` seconds, and drop the journal."""
+        record = self.model_copy(
+            update={
+                "transcript": self.transcript[self.turn_start :],
+                "turn_start": 0,
+                "calls": [],
+                "ended": True,
+            }
+        )
+        expires = datetime.now(UTC) + timedelta(seconds=ttl)
+        raw = record.model_dump_json().encode()
+        await store.save_state(self.record_key(task_id), raw, expires_at=expires)
+        await self.drop(store, task_id)
+
     def turn_text(self) -> str:
         """The model's text of this turn so far, as the caller has seen it stream."""
         return "\n\n".join(
@@ -110,6 +168,17 @@ class Journal(BaseModel):
             for entry in self.transcript[self.turn_start :]
             if entry.role == "assistant" and entry.text
         )
+
+
+async def plan_record(store: SkillStateStore, task_id: str) -> Journal | None:
+    """What the plan of task `task_id` has done: its journal while it runs, its record once
+    the task ended (this turn only, `turn_start` 0), or None (no orchestrator ran the task,
+    it has not finished a step yet, or its record expired)."""
+    journal = await Journal.load(store, task_id)
+    if journal is not None:
+        return journal
+    raw = await store.load_state(Journal.record_key(task_id))
+    return None if raw is None else Journal.model_validate_json(raw)
 
 
 def conversation_key(owner: str, context_id: str, skill_id: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from datetime import UTC, datetime
 
 import anyio
 
@@ -30,6 +31,7 @@ from hub.orchestrator.calls import ToolCalls
 from hub.orchestrator.journal import (
     CallRecord,
     Journal,
+    StepRecord,
     load_conversation,
     save_conversation,
 )
@@ -176,6 +178,7 @@ class Plan:
         journal = self.journal
         model = self.model
         started = time.perf_counter()
+        started_at = datetime.now(UTC)
         first_text = not journal.turn_text()
         pieces: list[str] = []
 
@@ -215,6 +218,18 @@ class Plan:
         spent.input_tokens += step.input_tokens
         spent.output_tokens += step.output_tokens
         spent.cost += cost
+        seconds = time.perf_counter() - started
+        journal.steps.append(
+            StepRecord(
+                kind="model_step",
+                started=started_at,
+                seconds=seconds,
+                model=model.name,
+                input_tokens=step.input_tokens,
+                output_tokens=step.output_tokens,
+                cost=cost,
+            )
+        )
         metrics = current_telemetry().metrics
         if metrics is not None:
             metrics.model_call(
@@ -233,7 +248,7 @@ class Plan:
                 "inputTokens": step.input_tokens,
                 "outputTokens": step.output_tokens,
                 "costUsd": round(cost, 6),
-                "durationMs": round((time.perf_counter() - started) * 1000, 1),
+                "durationMs": round(seconds * 1000, 1),
                 "toolCalls": [call.tool for call in step.calls],
             },
         )
@@ -271,12 +286,20 @@ class Plan:
             max_bytes=self.settings.transcript.max_bytes,
             ttl=self.settings.transcript.ttl,
         )
-        await Journal.drop(self.store, self.run.task_id)
+        await self._end()
 
     async def _forget(self) -> None:
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(HubError):
-                await Journal.drop(self.store, self.run.task_id)
+                await self._end()
+
+    async def _end(self) -> None:
+        """Keep what the turn did as the plan's record, and drop its journal."""
+        self._tick()
+        await self.journal.end(self.store, self.run.task_id, ttl=self.settings.transcript.ttl)
+
+    def log(self, step: StepRecord) -> None:
+        self.journal.steps.append(step)
 
     # -- tool calls ------------------------------------------------------------------------
 

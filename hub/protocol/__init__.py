@@ -11,7 +11,15 @@ from hub.protocol.artifact_text import (
     part_runs,
     parts_text,
 )
-from hub.protocol.base import JsonObject, Timestamp, WireModel, format_timestamp, new_id, utc_now
+from hub.protocol.base import (
+    JsonObject,
+    Timestamp,
+    WireModel,
+    format_timestamp,
+    id_time,
+    new_id,
+    utc_now,
+)
 from hub.protocol.card import (
     AgentCapabilities,
     AgentCard,
@@ -119,6 +127,7 @@ __all__ = [
     "append_parts",
     "continues_text",
     "format_timestamp",
+    "id_time",
     "joined_parts",
     "new_id",
     "part_runs",

@@ -11,7 +11,15 @@ from pydantic.alias_generators import to_camel
 
 from hub.protocol.entropy import random_bytes
 
-__all__ = ["JsonObject", "Timestamp", "WireModel", "format_timestamp", "new_id", "utc_now"]
+__all__ = [
+    "JsonObject",
+    "Timestamp",
+    "WireModel",
+    "format_timestamp",
+    "id_time",
+    "new_id",
+    "utc_now",
+]
 
 JsonObject = dict[str, Any]
 """A JSON object as received (a `google.protobuf.Struct`)."""
@@ -53,6 +61,20 @@ def new_id() -> str:
     """
     random = int.from_bytes(random_bytes(10)) & _RANDOM_BITS
     return (time.time_ns() // 1_000_000 << 80 | _VERSION_AND_VARIANT | random).to_bytes(16).hex()
+
+
+def id_time(value: str) -> datetime | None:
+    """When an id of `new_id`'s form was made (to the millisecond), or None for any other id
+    (a client's own message ids, a partner's task ids may be anything)."""
+    if len(value) != 32:
+        return None
+    try:
+        number = int(value, 16)
+    except ValueError:
+        return None
+    if number & (0xF << 76 | 0x3 << 62) != _VERSION_AND_VARIANT:
+        return None
+    return datetime.fromtimestamp((number >> 80) / 1000, tz=UTC)
 
 
 Timestamp = Annotated[

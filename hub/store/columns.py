@@ -62,9 +62,10 @@ LIVE_CHILD = (
 )
 """A delegation ledger line whose partner task has not ended."""
 
+# The trace id is the creating request's: an update leaves it as it was first written.
 PUT_TASK = (
-    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
     "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
     "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
 )
@@ -101,8 +102,8 @@ MAX_STATE_VALUE = 8 * 1024 * 1024
 """The largest value of a skill's state, in bytes (8 MiB): a checkpoint is written whole at
 every step, so a state past this belongs in files or artifacts, not in the store's rows."""
 
-TaskRow = tuple[str, str, str, int, str, str, bytes]
-"""task_id, context_id, state, status time (epoch µs), owner, skill, body."""
+TaskRow = tuple[str, str, str, int, str, str, bytes, str]
+"""task_id, context_id, state, status time (epoch µs), owner, skill, body, trace id."""
 
 
 def task_row(record: TaskRecord) -> TaskRow:
@@ -117,12 +118,15 @@ def task_row(record: TaskRecord) -> TaskRow:
         record.owner,
         record.skill,
         task.to_json(),
+        record.trace_id,
     )
 
 
-def task_record(body: bytes, skill: str, owner: str) -> TaskRecord:
-    """The record a row's body, skill and owner columns hold."""
-    return TaskRecord(task=Task.model_validate_json(body), skill=skill, owner=owner)
+def task_record(body: bytes, skill: str, owner: str, trace_id: str = "") -> TaskRecord:
+    """The record a row's body, skill, owner and (when read) trace id columns hold."""
+    return TaskRecord(
+        task=Task.model_validate_json(body), skill=skill, owner=owner, trace_id=trace_id
+    )
 
 
 PushRow = tuple[str, str, str, str, bytes]

@@ -34,6 +34,7 @@ class _Row(NamedTuple):
     context_id: str
     state: TaskState
     key: tuple[int, str]
+    trace_id: str
 
 
 class _PushRow(NamedTuple):
@@ -87,13 +88,13 @@ class MemoryTaskStore:
     async def put(self, record: TaskRecord) -> None:
         """Insert or replace the record for `record.task.id`."""
         self._check_open()
-        self._rows[record.task.id] = _row(record)
+        self._rows[record.task.id] = _row(record, self._rows.get(record.task.id))
 
     async def put_many(self, records: Sequence[TaskRecord]) -> None:
         """Insert or replace several records, all or none."""
         self._check_open()
         # Every row is built before the first one is stored: a failure stores nothing.
-        rows = {record.task.id: _row(record) for record in records}
+        rows = {record.task.id: _row(record, self._rows.get(record.task.id)) for record in records}
         self._rows.update(rows)
 
     async def get(self, task_id: str) -> TaskRecord | None:
@@ -267,7 +268,9 @@ class MemoryTaskStore:
         return len(doomed)
 
 
-def _row(record: TaskRecord) -> _Row:
+def _row(record: TaskRecord, stored: _Row | None) -> _Row:
+    """The row of `record`, with the trace id of the row `stored` before it, if any (a
+    task's trace id is its first record's, as in the SQL stores)."""
     task = record.task
     return _Row(
         task.to_json(),
@@ -276,11 +279,17 @@ def _row(record: TaskRecord) -> _Row:
         task.context_id or "",
         task.status.state,
         status_key(task),
+        stored.trace_id if stored is not None else record.trace_id,
     )
 
 
 def _record(row: _Row) -> TaskRecord:
-    return TaskRecord(task=Task.model_validate_json(row.body), skill=row.skill, owner=row.owner)
+    return TaskRecord(
+        task=Task.model_validate_json(row.body),
+        skill=row.skill,
+        owner=row.owner,
+        trace_id=row.trace_id,
+    )
 
 
 if TYPE_CHECKING:

@@ -32,12 +32,17 @@ class TaskRecord:
         owner: name of the credential that created the task ("" when auth is off).
         version: how many changes the task has had since it was created (a shared store
             keeps it; the others leave it 0).
+        trace_id: the trace of the request that created the task (32 hex digits), for the
+            console's link to the operator's tracing UI; "" for a task stored before the
+            stores kept it. Written with the task's first record and never changed after:
+            a later write of the same task keeps the stored one.
     """
 
     task: Task
     skill: str
     owner: str = ""
     version: int = 0
+    trace_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from hub.protocol import (
     new_id,
     utc_now,
 )
+from hub.protocol.trace import current_scope
 from hub.store import TaskRecord
 from hub.tasks.choice import choose_skill
 from hub.tasks.commit import GroupCommit
@@ -155,7 +156,10 @@ class Delivery:
         )
         if on_task is not None:
             on_task(task)
-        record = TaskRecord(task=task, skill=skill, owner=owner)
+        # The request's trace, kept for the console's link to it (never sent to clients).
+        scope = current_scope()
+        trace_id = scope.trace_id if scope is not None else ""
+        record = TaskRecord(task=task, skill=skill, owner=owner, trace_id=trace_id)
         live = LiveTask(record, commits=self._commits, stored=False)
         self._live.add(live)
         return live, live.subscribe() if subscribe else None

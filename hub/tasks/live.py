@@ -73,6 +73,7 @@ class LiveTask:
         "_skill",
         "_stored",
         "_task",
+        "_trace_id",
         "_unpublished",
         "_waiting",
     )
@@ -87,6 +88,7 @@ class LiveTask:
         self._task = record.task
         self._skill = record.skill
         self._owner = record.owner
+        self._trace_id = record.trace_id
         self._commits = commits
         self._broadcast = Broadcast()
         self._settled = anyio.Event()
@@ -178,7 +180,13 @@ class LiveTask:
         return self._broadcast.subscriber_count
 
     def record(self) -> TaskRecord:
-        return TaskRecord(task=self._task, skill=self._skill, owner=self._owner, version=self._seq)
+        return TaskRecord(
+            task=self._task,
+            skill=self._skill,
+            owner=self._owner,
+            version=self._seq,
+            trace_id=self._trace_id,
+        )
 
     def snapshot(self, *, history_length: int | None = None) -> Task:
         """A copy of the task as it is now, for a response."""

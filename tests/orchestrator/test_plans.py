@@ -15,7 +15,7 @@ import pytest
 
 from hub.client import A2AClient, user_message
 from hub.config import AuthSettings, CredentialSettings, Settings
-from hub.orchestrator import PLAN_KEY, orchestrator
+from hub.orchestrator import PLAN_KEY, Journal, orchestrator, plan_record
 from hub.protocol import Part, Task, TaskState
 from hub.skills.echo import echo
 from hub.testing import ScriptedAgent, answer, ask, fail, serve_hub
@@ -67,6 +67,35 @@ async def test_a_plan_calls_a_partner_and_answers_with_streamed_text() -> None:
     assert returned["content"] == "Sunny, 21 C in Paris"
     offered = [tool["function"]["name"] for tool in model.requests[0]["tools"]]
     assert offered == ["a2a_weather"]
+
+
+async def test_a_finished_plan_keeps_its_turn_as_a_record_and_drops_its_journal() -> None:
+    weather = ScriptedAgent("weather", reply=answer("Sunny in {text}"))
+    script = [
+        Turn(tool_calls=[ToolCall("a2a_weather", {"message": "Paris"})], usage=(40, 5)),
+        Turn(text="Sunny.", usage=(60, 2)),
+    ]
+    async with planning(script, [weather]) as (client, _, hub):
+        events = await collect(client, "weather?")
+        task_id = next(e.task.id for e in events if e.task is not None)
+        record = await plan_record(hub.store, task_id)
+        journal = await hub.store.load_state(Journal.key(task_id))
+
+    assert journal is None
+    assert record is not None
+    assert record.ended
+    assert [entry.role for entry in record.transcript] == ["user", "assistant", "tool", "assistant"]
+    steps = [(step.kind, step.tool, step.tokens) for step in record.steps]
+    assert steps == [
+        ("model_step", "", 45),
+        ("tool_call", "a2a_weather", 0),
+        ("model_step", "", 62),
+    ]
+    call = record.steps[1]
+    assert (call.partner, call.state) == ("weather", "completed")
+    assert call.partner_task
+    assert record.steps[0].started <= call.started <= record.steps[2].started
+    assert record.spent.tokens == 107
 
 
 async def test_the_calls_of_one_step_run_at_once_as_children_of_the_task() -> None:

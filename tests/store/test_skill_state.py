@@ -19,9 +19,8 @@ from hub.store import (
     SqliteTaskStore,
     TaskStore,
 )
-from hub.store.columns import PUT_CHILD, PUT_TASK, child_row, task_row
+from hub.store.columns import PUT_CHILD, child_row, task_row
 from hub.store.postgres import schema as postgres_schema
-from hub.store.postgres.database import numbered
 from hub.store.records import ChildRecord
 from hub.store.schema import migrate_schema, read_schema
 from hub.store.sqlite import schema as sqlite_schema
@@ -200,14 +199,18 @@ async def test_a_sqlite_file_of_the_previous_schema_gains_the_state_table_and_ke
     path = tmp_path / "hub.db"
     record = make_record("t1", when=at(1), owner="alice")
     line = ChildRecord(parent_id="t1", agent="billing", child_id="c1", state=TaskState.WORKING)
-    previous = sqlite_schema.SCHEMA_VERSION - 1
+    previous = 6  # the schema before the skill_state table
     with sqlite3.connect(path) as old:
         old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
         old.execute("INSERT INTO schema_version VALUES (?)", (previous,))
         for step in sqlite_schema._MIGRATIONS[:previous]:
             for statement in step:
                 old.execute(statement)
-        old.execute(PUT_TASK, task_row(record))
+        old.execute(
+            "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            task_row(record)[:7],
+        )
         old.execute(PUT_CHILD, child_row(line))
     old.close()
     before = await read_schema("sqlite", path=str(path))
@@ -255,7 +258,7 @@ async def test_a_postgres_database_of_the_previous_schema_gains_the_state_table(
     import asyncpg
 
     record = make_record("t1", when=at(1), owner="alice")
-    previous = postgres_schema.SCHEMA_VERSION - 1
+    previous = 2  # the schema before the skill_state table
     async with fresh_database(postgres_cluster) as dsn:
         db = await asyncpg.connect(dsn)
         try:
@@ -264,7 +267,11 @@ async def test_a_postgres_database_of_the_previous_schema_gains_the_state_table(
             for step in postgres_schema._MIGRATIONS[:previous]:
                 for statement in step:
                     await db.execute(statement)
-            await db.execute(numbered(PUT_TASK), *task_row(record))
+            await db.execute(
+                "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                *task_row(record)[:7],
+            )
         finally:
             await db.close()
         before = await read_schema("postgres", dsn=dsn)

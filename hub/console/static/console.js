@@ -60,8 +60,14 @@
   }
 
   // Swap in a region's new HTML, keeping what the visitor typed in its forms (an answer
-  // being written survives an update of the task around it).
+  // being written survives an update of the task around it) and the collapsible parts
+  // (`details` with an id) the visitor opened.
   function swap(region, html) {
+    var opened = [];
+    var open = region.querySelectorAll("details[id][open]");
+    for (var k = 0; k < open.length; k += 1) {
+      opened.push(open[k].id);
+    }
     var typed = [];
     var fields = region.querySelectorAll("form[id] input[name], form[id] textarea[name]");
     for (var i = 0; i < fields.length; i += 1) {
@@ -71,6 +77,12 @@
       }
     }
     region.innerHTML = html;
+    for (var m = 0; m < opened.length; m += 1) {
+      var details = document.getElementById(opened[m]);
+      if (details && region.contains(details)) {
+        details.open = true;
+      }
+    }
     for (var j = 0; j < typed.length; j += 1) {
       var form = document.getElementById(typed[j][0]);
       var again = form ? form.elements.namedItem(typed[j][1]) : null;

@@ -11,6 +11,7 @@ A trigger on the version column notifies every listening replica at commit (the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -39,21 +40,22 @@ _NOW_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 _COMMIT = f"""
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],
-                         $6::text[], $7::bytea[], $8::bigint[], $9::bigint[])
-        AS i(task_id, context_id, state, status_us, owner, skill, body, expected, version)
+                         $6::text[], $7::bytea[], $8::text[], $9::bigint[], $10::bigint[])
+        AS i(task_id, context_id, state, status_us, owner, skill, body, trace_id, expected,
+             version)
 ),
 updated AS (
     UPDATE tasks AS t SET context_id = i.context_id, state = i.state,
         status_us = i.status_us, owner = i.owner, skill = i.skill, body = i.body,
-        version = i.version, replica = $10, lease_us = {_NOW_US} + $11
+        version = i.version, replica = $11, lease_us = {_NOW_US} + $12
     FROM input AS i WHERE t.task_id = i.task_id AND t.version = i.expected
     RETURNING t.task_id
 ),
 inserted AS (
-    INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, version,
-                       replica, lease_us)
+    INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id,
+                       version, replica, lease_us)
     SELECT i.task_id, i.context_id, i.state, i.status_us, i.owner, i.skill, i.body,
-           i.version, $10, {_NOW_US} + $11
+           i.trace_id, i.version, $11, {_NOW_US} + $12
     FROM input AS i WHERE i.expected = 0
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
@@ -62,7 +64,7 @@ won AS (SELECT task_id FROM updated UNION ALL SELECT task_id FROM inserted),
 logged AS (
     INSERT INTO task_events (task_id, seq, body)
     SELECT e.task_id, e.seq, e.body
-    FROM unnest($12::text[], $13::bigint[], $14::bytea[]) AS e(task_id, seq, body)
+    FROM unnest($13::text[], $14::bigint[], $15::bytea[]) AS e(task_id, seq, body)
     WHERE e.task_id IN (SELECT task_id FROM won)
 )
 SELECT task_id FROM won
@@ -82,7 +84,7 @@ UPDATE tasks SET lease_us = {_NOW_US} + $2 WHERE task_id IN (
 # every replica off at once, and each gets that long to come back and renew what it runs.
 _SERVER_START_US = "(extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint"
 _EXPIRED = (
-    f"SELECT body, skill, owner, version FROM tasks WHERE {RUNNING_TASK} "
+    f"SELECT body, skill, owner, version, trace_id FROM tasks WHERE {RUNNING_TASK} "
     f"AND lease_us < {_NOW_US} AND {_SERVER_START_US} + $1 < {_NOW_US} ORDER BY lease_us"
 )
 
@@ -93,7 +95,7 @@ RECONNECTED = TaskNotice(task_id="", version=0, replica="")
 def commit_arguments(changes: Sequence[TaskChange]) -> list[list[object]]:
     """The statement's arrays for `changes`, built at once (before any await, so the rows
     are the tasks as they were when the changes were taken)."""
-    columns: list[list[object]] = [[] for _ in range(9)]
+    columns: list[list[object]] = [[] for _ in range(10)]
     events: list[list[object]] = [[], [], []]
     for change in changes:
         row = task_row(change.record)
@@ -113,7 +115,7 @@ async def commit_changes(
 ) -> set[str]:
     """Write the changes `arguments` hold in one statement; the ids of the tasks that were
     not written."""
-    columns, events = arguments[:9], arguments[9:]
+    columns, events = arguments[:10], arguments[10:]
     rows = await db.fetch(_COMMIT, *columns, replica, round(lease * 1_000_000), *events)
     written = {row[0] for row in rows}
     return {str(task_id) for task_id in columns[0]} - written
@@ -128,11 +130,11 @@ async def renew_leases(
 
 async def expired_leases(db: asyncpg.Connection, *, lease: float) -> list[TaskRecord]:
     rows = await db.fetch(_EXPIRED, round(lease * 1_000_000))
-    return [with_version(task_record(row[0], row[1], row[2]), row[3]) for row in rows]
+    return [with_version(task_record(row[0], row[1], row[2], row[4]), row[3]) for row in rows]
 
 
 def with_version(record: TaskRecord, version: int) -> TaskRecord:
-    return TaskRecord(task=record.task, skill=record.skill, owner=record.owner, version=version)
+    return dataclasses.replace(record, version=version)
 
 
 def parse_notice(payload: str) -> TaskNotice | None:

@@ -169,6 +169,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX skill_state_expiring ON skill_state (expires_us) "
         "WHERE expires_us IS NOT NULL",
     ),
+    (
+        # The trace of the request that created each task, for the console's link to the
+        # operator's tracing UI; tasks stored before have none ('').
+        "ALTER TABLE tasks ADD COLUMN trace_id TEXT NOT NULL DEFAULT ''",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 

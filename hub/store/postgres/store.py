@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["PostgresTaskStore"]
 
 _PUT = numbered(PUT_TASK)
-_GET = "SELECT body, skill, owner, version FROM tasks WHERE task_id = $1"
+_GET = "SELECT body, skill, owner, version, trace_id FROM tasks WHERE task_id = $1"
 _ORDER = "ORDER BY status_us DESC, task_id DESC"
 _TERMINAL = [state.value for state in TERMINAL_STATES]
 _EXPIRED = "SELECT task_id FROM tasks WHERE status_us < $1 AND state = ANY($2::text[])"
@@ -97,7 +97,11 @@ class PostgresTaskStore(
         """The record for `task_id`, or None."""
         async with self._connection(f"cannot read task {task_id} from {self.where}") as db:
             row = await db.fetchrow(_GET, task_id)
-        return None if row is None else with_version(task_record(row[0], row[1], row[2]), row[3])
+        return (
+            None
+            if row is None
+            else with_version(task_record(row[0], row[1], row[2], row[4]), row[3])
+        )
 
     async def list(self, query: TaskQuery) -> TaskPage:
         """A page of records matching `query`, newest status first.

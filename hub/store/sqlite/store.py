@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["SqliteTaskStore"]
 
 
-_GET = "SELECT body, skill, owner FROM tasks WHERE task_id = ?"
+_GET = "SELECT body, skill, owner, trace_id FROM tasks WHERE task_id = ?"
 _ORDER = "ORDER BY status_us DESC, task_id DESC"
 _TERMINAL = tuple(state.value for state in TERMINAL_STATES)
 _DELETE_TERMINAL = (
