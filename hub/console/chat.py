@@ -3,8 +3,9 @@ among them) or a partner through the gateway, in one context, with the raw A2A e
 each turn beside it.
 
 The page's script posts each turn to `/chat/turn`, which sends it with the same
-`SendStreamingMessage` operation as the A2A endpoints and answers with its events as
-Server-Sent Events (`live.turn_stream`), as the A2A endpoints frame them. Without the script
+`SendStreamingMessage` operation as the A2A endpoints (`SendMessage` to a target whose card
+says it does not stream) and answers with its events as Server-Sent Events
+(`live.turn_stream`), as the A2A endpoints frame them. Without the script
 the same form posts to `/chat`, which sends it with `SendMessage` and goes to the task's
 page (`sending.send`). `/try`, where the console once sent single messages, leads here.
 """
@@ -29,10 +30,11 @@ from hub.console.live import turn_stream
 from hub.console.partners import visible_skills
 from hub.console.render import page, problem
 from hub.console.sending import send
-from hub.errors import ProtocolError
-from hub.protocol import SendMessageRequest
+from hub.errors import ClientError, ProtocolError
+from hub.protocol import SendMessageRequest, StreamResponse
 from hub.swarm import STRATEGIES
-from hub.tasks import TaskStream
+from hub.tasks import TaskStream, Update
+from hub.tasks.stream import Broadcast
 
 __all__ = ["CHAT_ROUTES"]
 
@@ -40,6 +42,22 @@ __all__ = ["CHAT_ROUTES"]
 async def _turn(request: AnyRequest, visitor: Visitor) -> ChatTurn:
     fields, files = await form_and_files(request, visitor)
     return await chat_turn(fields, files, default_skill=hub_of(request).settings.default_skill)
+
+
+async def _streams(request: AnyRequest, visitor: Visitor, agent: str | None) -> bool:
+    """Whether the target streams, as its card says: the hub's, and a partner's too (the
+    gateway forwards a stream to a partner as it is asked, and a partner that does not
+    stream refuses it)."""
+    if not hub_of(request).service.card.card.capabilities.streaming:
+        return False
+    if agent is None:
+        return True
+    try:
+        with acting_as(request, visitor):
+            card = await partners_of(request, visitor).card(agent)
+    except ClientError:
+        return True  # unknown, out of reach or down: the operation says so
+    return bool(card.capabilities.streaming)
 
 
 @get("/chat")
@@ -78,9 +96,15 @@ async def chat_stream(request: AnyRequest) -> Response[bytes]:
     async def start() -> TaskStream:
         turn = await _turn(request, visitor)
         outgoing = SendMessageRequest(message=turn.message, metadata=turn.metadata)
+        streams = await _streams(request, visitor, turn.agent)
         with acting_as(request, visitor):
             service = hub_of(request).service_for(turn.agent)
-            return await service.stream_message(outgoing, visitor.name)
+            if streams:
+                return await service.stream_message(outgoing, visitor.name)
+            # SendMessage, which waits for the task to end or ask: its answer is the event.
+            sent = await service.send_message(outgoing, visitor.name)
+        answer = StreamResponse(task=sent.task, message=sent.message)
+        return Broadcast.single(Update(answer, closes_stream=True))
 
     return await turn_stream(request, visitor, start)
 

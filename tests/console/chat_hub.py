@@ -11,11 +11,11 @@ from typing import Any
 
 import anyio
 
-from hub.config import AuthSettings, LimitSettings, Settings, StoreSettings
+from hub.config import AuthSettings, CardSettings, LimitSettings, Settings, StoreSettings
 from hub.registry import AgentEntry
 from hub.skills import LocalSkill, SkillContext, skill
 from hub.skills.echo import echo
-from hub.testing import LoopbackHub, ScriptedAgent, ask, serve_hub, stream
+from hub.testing import LoopbackHub, ScriptedAgent, answer, ask, serve_hub, stream
 
 GREETING = ("Hello, ", "{name}", "! Nice to ", "meet you.")
 """The chunks `interview` streams its answer in, appended to one artifact."""
@@ -70,10 +70,14 @@ class ChatHub:
 
 @asynccontextmanager
 async def chat_hub(
-    *, auth: AuthSettings | None = None, limits: LimitSettings | None = None
+    *,
+    auth: AuthSettings | None = None,
+    limits: LimitSettings | None = None,
+    card: CardSettings | None = None,
 ) -> AsyncIterator[ChatHub]:
     """A hub with the chat's skills and two partners: `pong` streams its answer in chunks,
-    and answers "weather?" with a question; `quiet` answers at once."""
+    and answers "weather?" with a question; `quiet` does not stream (the gateway sends it
+    SendMessage, and its answer is its whole task)."""
     received = Received()
     pong = ScriptedAgent(
         "pong",
@@ -81,7 +85,9 @@ async def chat_hub(
         reply=stream(*PARTNER_CHUNKS),
         replies={"weather?": ask("Which city?", then=stream("Sunny ", "in ", "{text}"))},
     )
-    quiet = ScriptedAgent("quiet", skill_id="quiet")
+    quiet = ScriptedAgent(
+        "quiet", skill_id="quiet", reply=answer("quietly: {text}"), streaming=False
+    )
     async with AsyncExitStack() as stack:
         entries = [
             AgentEntry(name="pong", url=await stack.enter_async_context(pong.serve())),
@@ -92,6 +98,7 @@ async def chat_hub(
             default_skill="echo",
             auth=auth or AuthSettings(),
             limits=limits or LimitSettings(),
+            card=card or CardSettings(),
         )
         hub = await stack.enter_async_context(
             serve_hub(skills=chat_skills(received), partners=entries, settings=settings)

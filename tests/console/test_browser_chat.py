@@ -140,6 +140,13 @@ async def test_a_partner_is_reached_through_the_gateway_and_asks_inline(
         await answered.locator("a.task-link").click()
         await page.wait_for_url("**/ui/agents/pong/tasks/*")
         await expect(page.locator("#task-state")).to_have_text("completed")
+
+        # A partner that does not stream: its answer is in the one task event.
+        await open_chat(page, hub.url)
+        whole = await say(page, "hello", number=1, target="agent:quiet")
+        await expect(whole).to_have_attribute("data-state", "completed")
+        await expect(whole.locator(".bubble.agent")).to_have_text("quietly: hello")
+        assert await event_kinds(page, 1) == ["task"]
         await page.close()
 
 

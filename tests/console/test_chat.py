@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from hub.config import AuthSettings, CredentialSettings, LimitSettings
+from hub.config import AuthSettings, CardSettings, CredentialSettings, LimitSettings
 from tests.console.chat_hub import GREETING, PARTNER_CHUNKS, ChatHub, chat_hub
 
 pytestmark = pytest.mark.anyio
@@ -120,6 +120,7 @@ async def test_a_conversation_goes_on_in_its_context_and_answers_the_waiting_tas
 async def test_a_partner_is_talked_to_through_the_gateway_and_its_question_answered() -> None:
     async with chat_hub() as hub, visitor(hub) as client:
         streamed = events((await turn(client, target="agent:pong", text="hello")).text)
+        whole = events((await turn(client, target="agent:quiet", text="hello")).text)
         asked = events((await turn(client, target="agent:pong", text="weather?")).text)
         task = asked[0]["task"]
         answered = await turn(
@@ -132,9 +133,31 @@ async def test_a_partner_is_talked_to_through_the_gateway_and_its_question_answe
         done = events(answered.text)
     assert "artifactUpdate" in kinds(streamed)
     assert answer_text(streamed) == "".join(PARTNER_CHUNKS)
+    assert [event["task"]["artifacts"][0]["parts"] for event in whole] == [
+        [{"text": "quietly: hello"}]
+    ]
     assert last_status(asked)["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert last_status(done)["state"] == "TASK_STATE_COMPLETED"
     assert answer_text(done) == "Sunny in Lyon"
+
+
+async def test_a_hub_that_does_not_stream_answers_each_turn_with_its_task() -> None:
+    async with chat_hub(card=CardSettings(streaming=False)) as hub, visitor(hub) as client:
+        asked = events((await turn(client, target="skill:interview", text="hi")).text)
+        task = asked[0]["task"]
+        answered = await turn(
+            client,
+            target="skill:interview",
+            text="Ada",
+            context_id=task["contextId"],
+            task_id=task["id"],
+        )
+        done = events(answered.text)
+    assert kinds(asked) == kinds(done) == ["task"]
+    assert last_status(asked)["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert last_status(done)["state"] == "TASK_STATE_COMPLETED"
+    greeting = "".join(GREETING).replace("{name}", "Ada")
+    assert done[0]["task"]["artifacts"][0]["parts"] == [{"text": greeting}]
 
 
 async def test_metadata_a_data_part_and_files_reach_the_skill() -> None:
