@@ -103,6 +103,9 @@ async def test_a_conversation_answers_a_question_inline_and_shows_its_events(
         await expect(third).to_have_attribute("data-state", "input-required")
         assert await chat.get_attribute("data-context") == context
         assert hub.received.contexts == [context, context]
+        question = inspector.locator('li[data-turn="3"] li.event').last
+        await question.locator("summary").click()
+        await expect(question.locator("pre")).to_contain_text("TASK_STATE_INPUT_REQUIRED")
         await page.screenshot(path=screenshots / "chat.png", full_page=True)
 
         # A new conversation: an empty chat, and the next message in a new context.
