@@ -14,7 +14,9 @@ import anyio
 from hub.config import AuthSettings, CardSettings, LimitSettings, Settings, StoreSettings
 from hub.registry import AgentEntry
 from hub.skills import LocalSkill, SkillContext, skill
+from hub.skills.delegate import delegate
 from hub.skills.echo import echo
+from hub.skills.swarm import swarm
 from hub.testing import LoopbackHub, ScriptedAgent, answer, ask, serve_hub, stream
 
 GREETING = ("Hello, ", "{name}", "! Nice to ", "meet you.")
@@ -58,7 +60,7 @@ def chat_skills(received: Received) -> list[LocalSkill]:
         await received.release.wait()
         return "released"
 
-    return [echo, interview, inspect, waits]
+    return [echo, interview, inspect, waits, delegate, swarm]
 
 
 @dataclass

@@ -141,6 +141,45 @@ async def test_a_partner_is_talked_to_through_the_gateway_and_its_question_answe
     assert answer_text(done) == "Sunny in Lyon"
 
 
+async def test_delegate_and_swarm_take_their_partners_strategy_and_a_question() -> None:
+    async with chat_hub() as hub, visitor(hub) as client:
+        asked = events(
+            (await turn(client, target="skill:delegate", agents="pong", text="weather?")).text
+        )
+        task = asked[0]["task"]
+        answered = await turn(
+            client,
+            target="skill:delegate",
+            agents="pong",
+            text="Lyon",
+            context_id=task["contextId"],
+            task_id=task["id"],
+        )
+        done = events(answered.text)
+        raced = events(
+            (
+                await turn(
+                    client,
+                    target="skill:swarm",
+                    strategy="race",
+                    agents="pong, quiet",
+                    text="hello",
+                )
+            ).text
+        )
+    assert task["metadata"] == {"skill": "delegate", "agent": "pong"}
+    assert last_status(asked)["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert "Which city?" in json.dumps(last_status(asked))
+    assert last_status(done)["state"] == "TASK_STATE_COMPLETED"
+    assert answer_text(done) == "Sunny in Lyon"
+    assert raced[0]["task"]["metadata"] == {
+        "skill": "swarm",
+        "strategy": "race",
+        "agents": ["pong", "quiet"],
+    }
+    assert last_status(raced)["state"] == "TASK_STATE_COMPLETED"
+
+
 async def test_a_hub_that_does_not_stream_answers_each_turn_with_its_task() -> None:
     async with chat_hub(card=CardSettings(streaming=False)) as hub, visitor(hub) as client:
         asked = events((await turn(client, target="skill:interview", text="hi")).text)
