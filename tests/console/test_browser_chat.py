@@ -236,6 +236,15 @@ async def test_a_scoped_credential_sees_and_reaches_only_its_targets(browser: Br
         ]
         sent = await say(page, "hello", number=1, target="agent:pong")
         await expect(sent.locator(".bubble.agent")).to_have_text("answer from pong")
+        # Signed out in another tab: the next turn is not sent, and the chat says why.
+        other = await context.new_page()
+        await other.goto(f"{hub.url}/ui/")
+        await other.click(".who button[type=submit]")
+        await other.wait_for_url("**/ui/login")
+        after = await say(page, "again", number=2)
+        await expect(after.locator(".bubble.error")).to_have_text(
+            "refused: the session has ended; reload the page"
+        )
         await context.close()
 
 

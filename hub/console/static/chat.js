@@ -496,6 +496,12 @@
             chat.bubble(turn, "error", text || "refused: HTTP " + response.status);
           });
         }
+        var type = response.headers.get("Content-Type") || "";
+        if (type.indexOf("text/event-stream") !== 0) {
+          // A sign-in page, after the session ended: the turn was not sent.
+          chat.bubble(turn, "error", "refused: the session has ended; reload the page");
+          return null;
+        }
         chat.clearComposer();
         return chat.read(turn, response);
       })
