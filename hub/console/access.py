@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Request
-from litestar.datastructures import Cookie
+from litestar.datastructures import Cookie, UploadFile
 
 from hub.console.session import CSRF_FIELD, CSRF_HEADER, ConsoleSession
 from hub.console.state import ConsoleState
@@ -38,6 +38,7 @@ __all__ = [
     "acting_as",
     "check_csrf",
     "console_of",
+    "form_and_files",
     "form_of",
     "hub_of",
     "partners_of",
@@ -158,11 +159,32 @@ async def form_of(request: AnyRequest, visitor: Visitor) -> dict[str, str]:
         CsrfRefusedError: see `check_csrf`.
         RequestEntityTooLarge: the body is larger than `limits.max_body`.
     """
+    fields, _ = await form_and_files(request, visitor)
+    return fields
+
+
+async def form_and_files(
+    request: AnyRequest, visitor: Visitor
+) -> tuple[dict[str, str], list[UploadFile]]:
+    """The posted form's fields and the files it uploaded (a `multipart/form-data` form;
+    an empty file field is none), checked and read as `form_of` does.
+
+    Raises:
+        CsrfRefusedError: see `check_csrf`.
+        RequestEntityTooLarge: the body is larger than `limits.max_body`.
+    """
     _check_origin(request)
     form = await request.form()
-    fields = {key: str(value) for key, value in form.items() if isinstance(value, str)}
+    fields: dict[str, str] = {}
+    files: list[UploadFile] = []
+    for key, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            if value.filename:
+                files.append(value)
+        else:
+            fields[key] = str(value)
     check_csrf(request, visitor, fields.pop(CSRF_FIELD, None))
-    return fields
+    return fields, files
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from litestar.template import TemplateConfig
 
 from hub.config import Settings
 from hub.console.access import AnyRequest, CsrfRefusedError, SignInRequiredError
+from hub.console.chat import CHAT_ROUTES
 from hub.console.login import LOGIN_ROUTES
 from hub.console.overview import OVERVIEW_ROUTES
 from hub.console.partners import PARTNER_ROUTES
@@ -31,7 +32,6 @@ from hub.console.task_page import TASK_ROUTES
 from hub.console.tasks import TASK_LIST_ROUTES
 from hub.console.template_engine import DeferredJinjaEngine
 from hub.console.traffic import TrafficSource
-from hub.console.tryit import TRY_ROUTES
 from hub.protocol import AgentSkill
 from hub.store import TaskStore
 
@@ -113,7 +113,7 @@ def build_console(
             *PARTNER_ROUTES,
             *TASK_LIST_ROUTES,
             *TASK_ROUTES,
-            *TRY_ROUTES,
+            *CHAT_ROUTES,
             static,
         ],
         response_headers=_HEADERS,

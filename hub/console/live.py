@@ -1,9 +1,10 @@
 """Server-Sent Events for the console's live pages.
 
 A task page follows the task through the same subscription the A2A endpoints serve
-(`SubscribeToTask`, framed by the same `sse_frames`); the partners page and the overview
-hear when what they show has changed. Every stream ends with an `end` event, and counts
-against the caller's open streams like any other.
+(`SubscribeToTask`, framed by the same `sse_frames`); a chat turn streams the events of the
+message it sent (`SendStreamingMessage`), framed the same way; the partners page and the
+overview hear when what they show has changed. Every stream ends with an `end` event, and
+counts against the caller's open streams like any other.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hub.server.gate import StreamSlot
 from hub.server.sse import KEEPALIVE, EventStream, sse_frames
 from hub.tasks import TaskStream, Update
 
-__all__ = ["END", "change_stream", "task_stream"]
+__all__ = ["END", "change_stream", "task_stream", "turn_stream"]
 
 END = b"event: end\ndata: {}\n\n"
 CHANGED = b"data: {}\n\n"
@@ -54,15 +55,36 @@ async def task_stream(
             slot.release()
             return _refused(error)
         stream = None
+    return _counted(slot, _events(stream, keepalive=hub.settings.server.keepalive))
 
-    async def frames() -> AsyncGenerator[bytes, None]:
-        if stream is not None:
-            keepalive = hub.settings.server.keepalive
-            async for chunk in sse_frames(stream, Update.json, keepalive=keepalive):
-                yield chunk
-        yield END
 
-    return _counted(slot, frames())
+async def turn_stream(
+    request: AnyRequest, visitor: Visitor, start: Callable[[], Awaitable[TaskStream]]
+) -> Response[bytes]:
+    """The events of the message `start()` sends, as the A2A endpoints stream them (one
+    `data:` frame of StreamResponse JSON each), then `end`. What the operation refuses is
+    answered with its status and message, before any event."""
+    hub = hub_of(request)
+    try:
+        slot = hub.gate.open_stream(visitor.caller)
+    except ProtocolError as error:
+        return _refused(error)
+    try:
+        stream = await start()
+    except ProtocolError as error:
+        slot.release()
+        return _refused(error)
+    except BaseException:
+        slot.release()
+        raise
+    return _counted(slot, _events(stream, keepalive=hub.settings.server.keepalive))
+
+
+async def _events(stream: TaskStream | None, *, keepalive: float) -> AsyncGenerator[bytes, None]:
+    if stream is not None:
+        async for chunk in sse_frames(stream, Update.json, keepalive=keepalive):
+            yield chunk
+    yield END
 
 
 async def change_stream(

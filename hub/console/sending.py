@@ -1,6 +1,6 @@
-"""Sending a message from the console (Try it, an answer to a question): through the same
-`SendMessage` operation as the A2A endpoints, without waiting, then to the task's page,
-which follows it live."""
+"""Sending a message from a console form (the chat without its script, an answer to a
+question): through the same `SendMessage` operation as the A2A endpoints, without waiting,
+then to the task's page, which follows it live."""
 
 from __future__ import annotations
 

@@ -98,7 +98,8 @@ CHUNK = 16 * 1024
 FORMS = [
     "/ui/login",
     "/ui/logout",
-    "/ui/try",
+    "/ui/chat",
+    "/ui/chat/turn",
     "/ui/partners/translate/refresh",
     "/ui/tasks/some-task/cancel",
     "/ui/tasks/some-task/answer",

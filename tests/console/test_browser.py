@@ -37,8 +37,9 @@ async def _send(url: str, text: str, headers: dict[str, str], **metadata: object
 
 
 async def _try(page: Page, url: str, target: str, text: str, **fields: str) -> None:
-    """Send from the Try it page and land on the task's page."""
-    await page.goto(f"{url}/ui/try")
+    """Send from the chat and go to the task's page from the link its turn shows."""
+    await page.goto(f"{url}/ui/chat")
+    await expect(page.locator("#chat")).to_have_attribute("data-ready", "yes")
     await page.select_option("select[name=target]", target)
     await page.fill("textarea[name=text]", text)
     for name, value in fields.items():
@@ -46,7 +47,8 @@ async def _try(page: Page, url: str, target: str, text: str, **fields: str) -> N
             await page.select_option("select[name=strategy]", value)
         else:
             await page.fill(f"input[name={name}]", value)
-    await page.click("#try button[type=submit]")
+    await page.click("#chat-form button[type=submit]")
+    await page.click('#chat-log li.turn[data-turn="1"] a.task-link', timeout=WAIT_MS)
     await page.wait_for_url("**/ui/tasks/*")
 
 

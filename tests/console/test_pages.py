@@ -90,10 +90,10 @@ async def test_console_pages_carry_a_policy_that_allows_no_inline_script() -> No
 
 async def test_a_post_without_the_session_token_is_refused_and_sends_nothing() -> None:
     async with console() as client:
-        await client.get("/ui/try")
-        refused = await client.post("/ui/try", data={"target": "skill:echo", "text": "hi"})
+        await client.get("/ui/chat")
+        refused = await client.post("/ui/chat", data={"target": "skill:echo", "text": "hi"})
         forged = await client.post(
-            "/ui/try", data={"_csrf": "guessed", "target": "skill:echo", "text": "hi"}
+            "/ui/chat", data={"_csrf": "guessed", "target": "skill:echo", "text": "hi"}
         )
         listed = await client.get("/tasks", headers={"A2A-Version": "1.0"})
     assert refused.status_code == 403
@@ -103,14 +103,14 @@ async def test_a_post_without_the_session_token_is_refused_and_sends_nothing() -
 
 async def test_a_post_from_another_origin_is_refused_even_with_the_token() -> None:
     async with console() as client:
-        page = await client.get("/ui/try")
+        page = await client.get("/ui/chat")
         refused = await client.post(
-            "/ui/try",
+            "/ui/chat",
             data={"_csrf": token(page.text), "target": "skill:echo", "text": "hi"},
             headers={"Origin": "http://elsewhere.example"},
         )
         sent = await client.post(
-            "/ui/try",
+            "/ui/chat",
             data={"_csrf": token(page.text), "target": "skill:echo", "text": "hi"},
             headers={"Origin": "http://hub"},
         )
@@ -168,9 +168,9 @@ def test_a_console_path_that_is_not_its_own_is_a_settings_error(path: str) -> No
 
 async def test_a_file_part_downloads_as_an_attachment_never_as_a_page() -> None:
     async with console() as client:
-        page = await client.get("/ui/try")
+        page = await client.get("/ui/chat")
         sent = await client.post(
-            "/ui/try", data={"_csrf": token(page.text), "target": "skill:report", "text": "go"}
+            "/ui/chat", data={"_csrf": token(page.text), "target": "skill:report", "text": "go"}
         )
         task_page = await client.get(sent.headers["location"])
         link = re.search(r'href="([^"]+/files/artifacts/0/0)"', task_page.text)
@@ -267,12 +267,12 @@ async def test_a_credential_sees_only_its_skills_and_partners() -> None:
             "/ui/login", data={"_csrf": token(login.text), "kind": "api_key", "secret": KEY}
         )
         partners = await client.get("/ui/partners")
-        tried = await client.get("/ui/try")
+        chat = await client.get("/ui/chat")
         hidden = await client.post(
             "/ui/partners/translate/refresh", data={"_csrf": token(partners.text)}
         )
     assert re.findall(r'data-partner="([^"]+)"', partners.text) == ["review"]
-    assert re.findall(r'<option value="(\w+:\w+)"', tried.text) == ["skill:echo", "agent:review"]
+    assert re.findall(r'<option value="(\w+:\w+)"', chat.text) == ["skill:echo", "agent:review"]
     assert hidden.status_code == 404
 
 
@@ -285,9 +285,9 @@ async def waits(ctx: SkillContext) -> str:
 
 async def test_a_running_task_is_canceled_from_its_page() -> None:
     async with console(skills={"waits": waits}) as client:
-        page = await client.get("/ui/try")
+        page = await client.get("/ui/chat")
         sent = await client.post(
-            "/ui/try", data={"_csrf": token(page.text), "target": "skill:waits", "text": "go"}
+            "/ui/chat", data={"_csrf": token(page.text), "target": "skill:waits", "text": "go"}
         )
         task_page = await client.get(sent.headers["location"])
         assert 'id="cancel"' in task_page.text
@@ -308,9 +308,9 @@ async def test_a_partner_is_tried_through_the_gateway_and_its_task_has_a_page() 
     async with serve_on_loopback(scripted("pong")) as partner_url:
         registry = Registry([AgentEntry(name="pong", url=partner_url)])
         async with console(partners=registry) as client:
-            page = await client.get("/ui/try")
+            page = await client.get("/ui/chat")
             sent = await client.post(
-                "/ui/try", data={"_csrf": token(page.text), "target": "agent:pong", "text": "ping"}
+                "/ui/chat", data={"_csrf": token(page.text), "target": "agent:pong", "text": "ping"}
             )
             path = sent.headers["location"]
             # The page's stream ends when the partner's task does (the transport buffers it).

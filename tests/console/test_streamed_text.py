@@ -24,9 +24,9 @@ def texts(page: str) -> list[str]:
 
 async def test_the_task_page_shows_a_skills_chunks_as_one_text() -> None:
     async with console(skills={"tokens": tokens}) as client:
-        page = await client.get("/ui/try")
+        page = await client.get("/ui/chat")
         sent = await client.post(
-            "/ui/try", data={"_csrf": token(page.text), "target": "skill:tokens", "text": "go"}
+            "/ui/chat", data={"_csrf": token(page.text), "target": "skill:tokens", "text": "go"}
         )
         path = sent.headers["location"]
         await client.get(f"{path}/events")  # ends when the task does
@@ -39,9 +39,9 @@ async def test_a_partners_task_page_shows_its_chunks_as_one_text() -> None:
     async with serve_on_loopback(sdk_tokens()) as partner_url:
         registry = Registry([AgentEntry(name="tokens", url=partner_url)])
         async with console(partners=registry) as client:
-            page = await client.get("/ui/try")
+            page = await client.get("/ui/chat")
             sent = await client.post(
-                "/ui/try", data={"_csrf": token(page.text), "target": "agent:tokens", "text": "go"}
+                "/ui/chat", data={"_csrf": token(page.text), "target": "agent:tokens", "text": "go"}
             )
             path = sent.headers["location"]
             await client.get(f"{path}/events")  # ends when the partner's task does
