@@ -68,7 +68,7 @@ PAGES: tuple[Shot, ...] = (
     Shot("task", "/tasks/{plan}"),
     Shot("delegation", "/tasks/{race}", full_page=False),
     Shot("input-required", "/tasks/{asking}"),
-    Shot("try", "/try"),
+    Shot("chat", "/chat"),
 )
 """Every page the script takes, in order."""
 

@@ -60,7 +60,7 @@ async def test_every_page_passes_axe(browser: Browser, refusing_port: int, schem
             "/tasks",
             f"/tasks/{race['id']}",
             f"/tasks/{asking['id']}",
-            "/try",
+            "/chat",
             "/tasks/no-such-task",
         ):
             await visit(page, ui + path)

@@ -259,5 +259,7 @@ async def test_without_the_script_the_form_sends_and_lands_on_the_task_page(
         await page.fill("textarea[name=text]", "hi")
         await page.click("#chat-form button[type=submit]")
         await page.wait_for_url("**/ui/tasks/*")
-        await expect(page.locator("#messages li.message.user")).to_have_text("user hi")
+        said = page.locator("#messages li.message.user")
+        await expect(said.locator(".role")).to_contain_text("caller")
+        await expect(said.locator(".text")).to_have_text("hi")
         await context.close()
