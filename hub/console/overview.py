@@ -1,16 +1,35 @@
-"""The overview: the hub's card and version, uptime, live tasks, open streams, and the
-request rate and error rate once the hub measures them (`TrafficSource`)."""
+"""The overview: the hub's card and version, uptime, live tasks by state, open streams, the
+partners' breakers, and once the hub measures its traffic (`TrafficSource`) the request
+rate and error rate and the last hour's charts: the hub's requests, errors and latency, each
+partner's calls (those the visitor may reach), each model entry's tokens and cost.
+
+The page follows the hub through `change_stream`: the fingerprint it compares is a few
+counts (live tasks, streams, breakers, the minute, and the traffic history's revision seen
+at most every `_TRAFFIC_STEP` seconds), so an open overview reloads its fragment when
+something it shows has changed, and under steady traffic no more than once per step."""
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
 from litestar import get
 from litestar.response import Response, Template
+from markupsafe import Markup
 
-from hub.console.access import AnyRequest, Visitor, acting_as, console_of, hub_of, visitor_of
+from hub.console.access import (
+    AnyRequest,
+    Visitor,
+    acting_as,
+    console_of,
+    hub_of,
+    partners_of,
+    visitor_of,
+)
+from hub.console.charts import Bar, bar_chart
+from hub.console.history_charts import TrafficCharts, traffic_charts, usage_charts
 from hub.console.live import change_stream
 from hub.console.partners import visible_skills
 from hub.console.render import page
@@ -18,6 +37,10 @@ from hub.console.task_view import state_label
 from hub.protocol import ListTasksRequest, TaskState
 
 __all__ = ["OVERVIEW_ROUTES"]
+
+_WATCH_INTERVAL = 1.0
+_TRAFFIC_STEP = 5.0
+"""Seconds between two reloads the traffic alone causes (the charts are per minute)."""
 
 _LIVE_STATES = (
     TaskState.SUBMITTED,
@@ -35,6 +58,25 @@ def _package_version() -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PartnerTraffic:
+    """One partner on the overview: its breaker and its calls' charts."""
+
+    name: str
+    breaker: str
+    failures: int
+    charts: TrafficCharts | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelUsage:
+    """One model entry on the overview: its tokens and cost per minute."""
+
+    name: str
+    tokens: Markup
+    cost: Markup
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Figures:
     uptime: str
     live: list[tuple[str, int]]
@@ -44,34 +86,89 @@ class Figures:
     error_rate: float | None
     measured: bool
     """Whether the hub measures its traffic (hub/telemetry) at all."""
+    states: Markup
+    """Live tasks by state, as bars."""
+    hub: TrafficCharts | None = None
+    partners: list[PartnerTraffic] = field(default_factory=list)
+    models: list[ModelUsage] = field(default_factory=list)
 
 
 def _uptime(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
+    """`3 min`, `2 h 05 min`, `1 d 4 h 05 min` (the page reloads at least once a minute)."""
+    minutes = int(seconds) // 60
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)
-    return (f"{days}d " if days else "") + f"{hours:02d}:{minutes:02d}:{secs:02d}"
+    if days:
+        return f"{days} d {hours} h {minutes:02d} min"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min"
 
 
-async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
-    hub, console = hub_of(request), console_of(request)
+async def _live(request: AnyRequest, visitor: Visitor) -> list[tuple[str, int]]:
+    """Tasks in each unfinished state, as ListTasks answers the visitor."""
+    service = hub_of(request).service
     live: list[tuple[str, int]] = []
     with acting_as(request, visitor):
         for state in _LIVE_STATES:
             # ListTasks reads its totalSize from the counts the store keeps per state.
             query = ListTasksRequest(status=state, page_size=1, history_length=0)
-            listed = await hub.service.list_tasks(query, visitor.name)
+            listed = await service.list_tasks(query, visitor.name)
             live.append((state_label(state), listed.total_size))
-    gate = hub.gate
-    streams = gate.open_streams(visitor.caller) if visitor.name else gate.streams_open()
+    return live
+
+
+def _streams(request: AnyRequest, visitor: Visitor) -> int:
+    gate = hub_of(request).gate
+    return gate.open_streams(visitor.caller) if visitor.name else gate.streams_open()
+
+
+def _breakers(request: AnyRequest, visitor: Visitor) -> list[tuple[str, str, int]]:
+    """(partner, breaker state, consecutive failures) of the partners in the visitor's view."""
+    partners = partners_of(request, visitor)
+    marks = []
+    for name in partners:
+        snapshot = partners.breaker(name).snapshot()
+        marks.append((name, snapshot.state.value, snapshot.consecutive_failures))
+    return marks
+
+
+async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
+    console = console_of(request)
+    live = await _live(request, visitor)
     traffic = console.traffic
+    history = traffic.history if traffic else None
+    partners = [
+        PartnerTraffic(
+            name=name,
+            breaker=state,
+            failures=failures,
+            charts=None
+            if history is None
+            else traffic_charts(history.partner(name), noun="Calls", small=True),
+        )
+        for name, state, failures in _breakers(request, visitor)
+    ]
+    models = []
+    if history is not None:
+        for name in history.models():
+            tokens, cost = usage_charts(history.model(name))
+            models.append(ModelUsage(name=name, tokens=tokens, cost=cost))
     return Figures(
         uptime=_uptime(time.monotonic() - console.started),
         live=live,
-        streams=streams,
+        streams=_streams(request, visitor),
         requests_per_second=traffic.requests_per_second() if traffic else None,
         error_rate=traffic.error_rate() if traffic else None,
         measured=traffic is not None,
+        states=bar_chart(
+            "Live tasks by state", [Bar(label=label, key=label, value=n) for label, n in live]
+        ),
+        hub=None
+        if history is None
+        else traffic_charts(history.hub(), noun="Requests", small=False),
+        partners=partners,
+        models=models,
     )
 
 
@@ -103,11 +200,31 @@ async def overview_fragment(request: AnyRequest) -> Template:
 @get("/overview/events")
 async def overview_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
+    traffic = console_of(request).traffic
+    seen = {"revision": -1, "step": -1}
+
+    def traffic_mark() -> int:
+        """The step (of `_TRAFFIC_STEP` seconds) in which the history was last seen to
+        have changed: under steady traffic it moves once a step, idle never."""
+        if traffic is None:
+            return -1
+        revision = traffic.history.revision
+        if revision != seen["revision"]:
+            step = math.floor(time.time() / _TRAFFIC_STEP)
+            if step != seen["step"]:
+                seen["revision"], seen["step"] = revision, step
+        return seen["step"]
 
     async def fingerprint() -> object:
-        return await _figures(request, visitor)
+        return (
+            await _live(request, visitor),
+            _streams(request, visitor),
+            _breakers(request, visitor),
+            math.floor(time.time() / 60),  # the charts move on, the uptime too
+            traffic_mark(),
+        )
 
-    return await change_stream(request, visitor, fingerprint, interval=1.0)
+    return await change_stream(request, visitor, fingerprint, interval=_WATCH_INTERVAL)
 
 
 OVERVIEW_ROUTES = [overview, overview_fragment, overview_events]
