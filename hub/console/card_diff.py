@@ -37,6 +37,8 @@ class CardChange:
 def _shown(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value) if value else "(none)"
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

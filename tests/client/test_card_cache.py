@@ -206,14 +206,18 @@ async def test_the_record_keeps_the_last_fetch_time_and_the_card_a_change_replac
         await cache.refresh(where)  # unchanged since: the last change stays known
         later = cache.record(where)
 
-    assert first is not None and revalidated is not None
-    assert changed is not None and later is not None
+    assert first is not None
+    assert revalidated is not None
+    assert changed is not None
+    assert later is not None
     assert (first.fetched_at, first.previous, first.changed_at) == (1000.0, None, None)
     assert (revalidated.fetched_at, revalidated.previous) == (1030.0, None)
     assert changed.card.version == "2.0.0"
-    assert changed.previous is not None and changed.previous.version == "1.0.0"
+    assert changed.previous is not None
+    assert changed.previous.version == "1.0.0"
     assert (changed.fetched_at, changed.changed_at) == (1060.0, 1060.0)
-    assert later.previous is not None and later.previous.version == "1.0.0"
+    assert later.previous is not None
+    assert later.previous.version == "1.0.0"
     assert (later.fetched_at, later.changed_at) == (1090.0, 1060.0)
     assert server.not_modified == 2
 
