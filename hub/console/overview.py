@@ -3,17 +3,22 @@ partners' breakers, and once the hub measures its traffic (`TrafficSource`) the 
 rate and error rate and the last hour's charts: the hub's requests, errors and latency, each
 partner's calls (those the visitor may reach), each model entry's tokens and cost.
 
-The page follows the hub through `change_stream`: the fingerprint it compares is a few
-counts (live tasks, streams, breakers, the minute, and the traffic history's revision seen
-at most every `_TRAFFIC_STEP` seconds), so an open overview reloads its fragment when
-something it shows has changed, and under steady traffic no more than once per step."""
+The page follows the hub through `change_stream`, whose fingerprint is a few counts (live
+tasks, streams, breakers, the minute, the traffic history's revision), looked at every
+second but at most once per `_SETTLE` seconds after a change: an open overview reloads its
+fragment soon after something it shows changed, and under steady traffic once per
+`_SETTLE`. The counts are read once a second for all of a visitor's open overviews, and the
+charts drawn once per change (`Memo`)."""
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from litestar import get
 from litestar.response import Response, Template
@@ -39,8 +44,9 @@ from hub.protocol import ListTasksRequest, TaskState
 __all__ = ["OVERVIEW_ROUTES"]
 
 _WATCH_INTERVAL = 1.0
-_TRAFFIC_STEP = 5.0
-"""Seconds between two reloads the traffic alone causes (the charts are per minute)."""
+_SETTLE = 5.0
+"""Seconds after a change before an open overview is told of the next (charts are per
+minute; a task's state is the task page's to follow as it happens)."""
 
 _LIVE_STATES = (
     TaskState.SUBMITTED,
@@ -50,7 +56,9 @@ _LIVE_STATES = (
 )
 
 
+@cache
 def _package_version() -> str:
+    """The installed package's version, read once (it scans the installed distributions)."""
     try:
         return version("a2a-hub")
     except PackageNotFoundError:
@@ -106,15 +114,23 @@ def _uptime(seconds: float) -> str:
 
 
 async def _live(request: AnyRequest, visitor: Visitor) -> list[tuple[str, int]]:
-    """Tasks in each unfinished state, as ListTasks answers the visitor."""
+    """Tasks in each unfinished state, as ListTasks answers the visitor (read at most once
+    a second for all the visitor's open overviews)."""
     service = hub_of(request).service
-    live: list[tuple[str, int]] = []
-    with acting_as(request, visitor):
-        for state in _LIVE_STATES:
-            # ListTasks reads its totalSize from the counts the store keeps per state.
-            query = ListTasksRequest(status=state, page_size=1, history_length=0)
-            listed = await service.list_tasks(query, visitor.name)
-            live.append((state_label(state), listed.total_size))
+
+    async def count() -> list[tuple[str, int]]:
+        live: list[tuple[str, int]] = []
+        with acting_as(request, visitor):
+            for state in _LIVE_STATES:
+                # ListTasks reads its totalSize from the counts the store keeps per state.
+                query = ListTasksRequest(status=state, page_size=1, history_length=0)
+                listed = await service.list_tasks(query, visitor.name)
+                live.append((state_label(state), listed.total_size))
+        return live
+
+    live: list[tuple[str, int]] = await console_of(request).counts.get(
+        ("live", visitor.name), count
+    )
     return live
 
 
@@ -133,10 +149,20 @@ def _breakers(request: AnyRequest, visitor: Visitor) -> list[tuple[str, str, int
     return marks
 
 
-async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
-    console = console_of(request)
-    live = await _live(request, visitor)
-    traffic = console.traffic
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Drawn:
+    """The charts of one scope at one version of what they show."""
+
+    states: Markup
+    hub: TrafficCharts | None
+    partners: list[PartnerTraffic]
+    models: list[ModelUsage]
+
+
+def _draw(
+    request: AnyRequest, live: list[tuple[str, int]], breakers: list[tuple[str, str, int]]
+) -> _Drawn:
+    traffic = console_of(request).traffic
     history = traffic.history if traffic else None
     partners = [
         PartnerTraffic(
@@ -147,20 +173,14 @@ async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
             if history is None
             else traffic_charts(history.partner(name), noun="Calls", small=True),
         )
-        for name, state, failures in _breakers(request, visitor)
+        for name, state, failures in breakers
     ]
     models = []
     if history is not None:
         for name in history.models():
             tokens, cost = usage_charts(history.model(name))
             models.append(ModelUsage(name=name, tokens=tokens, cost=cost))
-    return Figures(
-        uptime=_uptime(time.monotonic() - console.started),
-        live=live,
-        streams=_streams(request, visitor),
-        requests_per_second=traffic.requests_per_second() if traffic else None,
-        error_rate=traffic.error_rate() if traffic else None,
-        measured=traffic is not None,
+    return _Drawn(
         states=bar_chart(
             "Live tasks by state", [Bar(label=label, key=label, value=n) for label, n in live]
         ),
@@ -169,6 +189,50 @@ async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
         else traffic_charts(history.hub(), noun="Requests", small=False),
         partners=partners,
         models=models,
+    )
+
+
+async def _marks(request: AnyRequest, visitor: Visitor) -> tuple[Hashable, ...]:
+    """What the overview shows changes when these do: live tasks by state, open streams,
+    breakers, the minute (the charts move on), the traffic history's revision."""
+    traffic = console_of(request).traffic
+    return (
+        tuple(await _live(request, visitor)),
+        _streams(request, visitor),
+        tuple(_breakers(request, visitor)),
+        math.floor(time.time() / 60),
+        traffic.history.revision if traffic else -1,
+    )
+
+
+async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
+    console = console_of(request)
+    live = await _live(request, visitor)
+    breakers = _breakers(request, visitor)
+    traffic = console.traffic
+    version = (
+        tuple(live),
+        tuple(breakers),
+        math.floor(time.time() / 60),
+        traffic.history.revision if traffic else -1,
+    )
+
+    async def draw() -> _Drawn:
+        return _draw(request, live, breakers)
+
+    # The visitor's open overviews fetch after the same change: the charts are drawn once.
+    drawn: _Drawn = await console.drawn.get(("overview", visitor.name), draw, version=version)
+    return Figures(
+        uptime=_uptime(time.monotonic() - console.started),
+        live=live,
+        streams=_streams(request, visitor),
+        requests_per_second=traffic.requests_per_second() if traffic else None,
+        error_rate=traffic.error_rate() if traffic else None,
+        measured=traffic is not None,
+        states=drawn.states,
+        hub=drawn.hub,
+        partners=drawn.partners,
+        models=drawn.models,
     )
 
 
@@ -200,29 +264,20 @@ async def overview_fragment(request: AnyRequest) -> Template:
 @get("/overview/events")
 async def overview_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
-    traffic = console_of(request).traffic
-    seen = {"revision": -1, "step": -1}
-
-    def traffic_mark() -> int:
-        """The step (of `_TRAFFIC_STEP` seconds) in which the history was last seen to
-        have changed: under steady traffic it moves once a step, idle never."""
-        if traffic is None:
-            return -1
-        revision = traffic.history.revision
-        if revision != seen["revision"]:
-            step = math.floor(time.time() / _TRAFFIC_STEP)
-            if step != seen["step"]:
-                seen["revision"], seen["step"] = revision, step
-        return seen["step"]
+    told: dict[str, Any] = {"marks": None, "at": -math.inf}
 
     async def fingerprint() -> object:
-        return (
-            await _live(request, visitor),
-            _streams(request, visitor),
-            _breakers(request, visitor),
-            math.floor(time.time() / 60),  # the charts move on, the uptime too
-            traffic_mark(),
-        )
+        # Quiet for `_SETTLE` seconds after telling the page of a change: under steady
+        # traffic the page reloads once per `_SETTLE`, not once per look.
+        now = time.monotonic()
+        if told["marks"] is not None and now - told["at"] < _SETTLE:
+            return told["marks"]
+        marks = await _marks(request, visitor)
+        if told["marks"] is None:
+            told["marks"] = marks  # what the page was rendered with: nothing to tell
+        elif marks != told["marks"]:
+            told["marks"], told["at"] = marks, now
+        return marks
 
     return await change_stream(request, visitor, fingerprint, interval=_WATCH_INTERVAL)
 
