@@ -1,6 +1,7 @@
 """The overview's and the partners page's charts in a real browser (Debian's Chromium through
-Playwright), drawn from real traffic to real partners; a partner's card diff after its card
-changed; and what a credential scoped to some partners sees of them."""
+Playwright), drawn from real traffic to real partners and a real plan's model calls; a
+partner's card diff after its card changed; and what a credential scoped to some partners
+sees of them."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Locator, Page, ViewportSize, expect
 
+from hub.client import A2AClient
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
 from hub.registry import AgentEntry
-from hub.testing import serve_hub, serve_on_loopback
+from hub.testing import ScriptedAgent, answer, serve_hub, serve_on_loopback
+from hub.testing.model_server import ToolCall, Turn, serve_model
 from tests.client.scripted import Call, Receive, Send, card_document, respond
 from tests.client.scripted import ScriptedAgent as RawAgent
 from tests.console.hubs import Gates, console_hub, local_skills
+from tests.orchestrator.plans import WAIT, collect, planner_for, served_partners
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +221,33 @@ async def test_a_credential_scoped_to_one_partner_sees_only_its_charts(browser: 
         assert fragment.ok
         assert "steady" not in await fragment.text()
         await context.close()
+
+
+async def test_the_overview_charts_a_plans_tokens_and_cost_per_model(browser: Browser) -> None:
+    weather = ScriptedAgent("weather", reply=answer("Sunny"))
+    script = [
+        Turn(tool_calls=[ToolCall("a2a_weather", {"message": "Paris"})], usage=(100, 20)),
+        Turn(text="Sunny.", usage=(150, 5)),
+    ]
+    async with serve_model(script) as model, served_partners([weather]) as urls:
+        skill = planner_for(model, price={"input": 2.0, "output": 10.0})
+        settings = Settings(store=StoreSettings(kind="memory"))
+        async with (
+            serve_hub(skills=[skill], partners=urls, settings=settings) as hub,
+            httpx.AsyncClient(timeout=WAIT) as http,
+        ):
+            client = await A2AClient.from_url(hub.url, http=http)
+            await collect(client, "Weather?")
+            page = await browser.new_page(viewport=VIEWPORT)
+            await page.goto(f"{hub.url}/ui/")
+            usage = page.locator('.model-usage[data-model="scripted"]')
+            await expect(usage).to_be_visible()
+            # Two model turns: 100 + 150 input tokens, 20 + 5 output.
+            assert await _sum_of(usage.locator('path[data-series="input"]')) == 250
+            assert await _sum_of(usage.locator('path[data-series="output"]')) == 25
+            cost = usage.locator("svg[role=img]").nth(1)
+            # 250 input tokens at $2 and 25 output at $10 a million: $0.00075.
+            assert "total $0.0008" in (await cost.get_attribute("aria-label") or "")
+            tool_call = page.locator('.partner-traffic[data-partner="weather"]')
+            await expect(tool_call).to_have_attribute("data-calls", "1")
+            await page.close()
