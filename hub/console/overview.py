@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -192,40 +191,44 @@ def _draw(
     )
 
 
-async def _marks(request: AnyRequest, visitor: Visitor) -> tuple[Hashable, ...]:
-    """What the overview shows changes when these do: live tasks by state, open streams,
-    breakers, the minute (the charts move on), the traffic history's revision."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Marks:
+    """What the overview shows changes when one of these does."""
+
+    live: tuple[tuple[str, int], ...]
+    streams: int
+    breakers: tuple[tuple[str, str, int], ...]
+    minute: int
+    """The charts move on, and the uptime with them."""
+    revision: int
+    """The traffic history's (-1: not measured)."""
+
+
+async def _marks(request: AnyRequest, visitor: Visitor) -> _Marks:
     traffic = console_of(request).traffic
-    return (
-        tuple(await _live(request, visitor)),
-        _streams(request, visitor),
-        tuple(_breakers(request, visitor)),
-        math.floor(time.time() / 60),
-        traffic.history.revision if traffic else -1,
+    return _Marks(
+        live=tuple(await _live(request, visitor)),
+        streams=_streams(request, visitor),
+        breakers=tuple(_breakers(request, visitor)),
+        minute=math.floor(time.time() / 60),
+        revision=traffic.history.revision if traffic else -1,
     )
 
 
 async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
     console = console_of(request)
-    live = await _live(request, visitor)
-    breakers = _breakers(request, visitor)
     traffic = console.traffic
-    version = (
-        tuple(live),
-        tuple(breakers),
-        math.floor(time.time() / 60),
-        traffic.history.revision if traffic else -1,
-    )
+    marks = await _marks(request, visitor)
 
     async def draw() -> _Drawn:
-        return _draw(request, live, breakers)
+        return _draw(request, list(marks.live), list(marks.breakers))
 
     # The visitor's open overviews fetch after the same change: the charts are drawn once.
-    drawn: _Drawn = await console.drawn.get(("overview", visitor.name), draw, version=version)
+    drawn: _Drawn = await console.drawn.get(("overview", visitor.name), draw, version=marks)
     return Figures(
         uptime=_uptime(time.monotonic() - console.started),
-        live=live,
-        streams=_streams(request, visitor),
+        live=list(marks.live),
+        streams=marks.streams,
         requests_per_second=traffic.requests_per_second() if traffic else None,
         error_rate=traffic.error_rate() if traffic else None,
         measured=traffic is not None,
