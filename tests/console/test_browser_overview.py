@@ -23,6 +23,7 @@ from hub.testing import ScriptedAgent, answer, serve_hub, serve_on_loopback
 from hub.testing.model_server import ToolCall, Turn, serve_model
 from tests.client.scripted import Call, Receive, Send, card_document, respond
 from tests.client.scripted import ScriptedAgent as RawAgent
+from tests.console.accessibility import assert_accessible
 from tests.console.hubs import Gates, console_hub, local_skills
 from tests.orchestrator.plans import WAIT, collect, planner_for, served_partners
 
@@ -184,6 +185,7 @@ async def test_the_partners_page_shows_what_a_refreshed_card_changed(
         assert first_fetch is not None
         assert changed_at is not None
         assert refetched == changed_at >= first_fetch
+        await assert_accessible(page)  # the diff's table too, as axe-core reads it
         await page.screenshot(path=screenshots / "partners-card-diff.png", full_page=True)
         await page.close()
 
