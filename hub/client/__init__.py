@@ -1,7 +1,7 @@
 """Calling other A2A agents: `A2AClient`, its transports, the card cache, retries and breaker."""
 
 from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
-from hub.client.card_cache import CARD_PATH, CardCache, CardListener, card_url
+from hub.client.card_cache import CARD_PATH, CardCache, CardListener, CardRecord, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
 from hub.client.deferred_transport import DeferredTransport
 from hub.client.guard import GuardedTransport, UrlGuard
@@ -22,6 +22,7 @@ __all__ = [
     "BreakerState",
     "CardCache",
     "CardListener",
+    "CardRecord",
     "CircuitBreaker",
     "DeferredTransport",
     "EventStream",

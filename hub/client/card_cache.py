@@ -8,6 +8,8 @@
 - When a refresh fails, the last good card is served for a grace window (a warning is
   logged); a card that fails validation is never cached.
 - Subscribers hear about a card that changed, so whatever was built from it can be rebuilt.
+- Each entry remembers when its card was last fetched (a 304 included) and the card it
+  replaced when it last changed (`record`), so an operator can see what changed and when.
 
 0.3 cards are upgraded to 1.0 on read (`hub.protocol.v03.translate.card_to_v1`).
 """
@@ -32,7 +34,7 @@ from hub.protocol import AgentCard
 from hub.protocol.urls import CARD_PATH, card_url, shown_url
 from hub.protocol.v03.translate import card_to_v1
 
-__all__ = ["CARD_PATH", "CardCache", "CardListener", "card_url"]
+__all__ = ["CARD_PATH", "CardCache", "CardListener", "CardRecord", "card_url"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,25 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
 _NO_CACHE = re.compile(r"(?:^|,)\s*(no-cache|no-store)\b", re.IGNORECASE)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardRecord:
+    """What the cache holds for one card URL.
+
+    Attributes:
+        card: the card served now.
+        fetched_at: when the partner last answered a fetch of it, a 304 included (Unix
+            seconds).
+        previous: the card it replaced when it last changed; None if it never changed while
+            cached.
+        changed_at: when that change was fetched (Unix seconds); None likewise.
+    """
+
+    card: AgentCard
+    fetched_at: float
+    previous: AgentCard | None = None
+    changed_at: float | None = None
+
+
 @dataclass(slots=True)
 class _Entry:
     card: AgentCard
@@ -51,6 +72,9 @@ class _Entry:
     last_modified: str | None
     expires_at: float
     stale_until: float
+    fetched_at: float
+    previous: AgentCard | None = None
+    changed_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -73,6 +97,7 @@ class CardCache:
         timeout: timeouts of a card GET.
         retry: retry policy of a card GET (a GET is safe to repeat).
         clock: monotonic seconds; injectable for tests.
+        wall: wall-clock seconds (when a card was fetched, as `record` tells).
     """
 
     def __init__(
@@ -86,6 +111,7 @@ class CardCache:
         timeout: httpx.Timeout | None = None,
         retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self._http = http
         self._default_ttl = default_ttl
@@ -95,6 +121,7 @@ class CardCache:
         self._timeout = timeout or httpx.Timeout(5.0, read=10.0)
         self._retry = retry or RetryPolicy()
         self._clock = clock
+        self._wall = wall
         self._entries: dict[str, _Entry] = {}
         self._flights: dict[str, _Flight] = {}
         self._listeners: list[CardListener] = []
@@ -127,6 +154,19 @@ class CardCache:
         """The cached card for `url`, fresh or not, without any I/O."""
         entry = self._entries.get(url)
         return None if entry is None else entry.card
+
+    def record(self, url: str) -> CardRecord | None:
+        """The cached card for `url` with when it was fetched and what it last replaced,
+        without any I/O; None when no card is cached."""
+        entry = self._entries.get(url)
+        if entry is None:
+            return None
+        return CardRecord(
+            card=entry.card,
+            fetched_at=entry.fetched_at,
+            previous=entry.previous,
+            changed_at=entry.changed_at,
+        )
 
     def forget(self, url: str) -> None:
         """Drop the cached card (the next `get` fetches it)."""
@@ -172,6 +212,7 @@ class CardCache:
         try:
             response = await self._retry.call(lambda: self._get(url, entry, extra), idempotent=True)
             if response.status_code == 304 and entry is not None:
+                entry.fetched_at = self._wall()
                 entry.expires_at = self._expiry(response)
                 entry.stale_until = entry.expires_at + self._grace
                 return entry.card
@@ -195,6 +236,12 @@ class CardCache:
                 detail=exc.detail,
             ) from exc
         expires_at = self._expiry(response)
+        now = self._wall()
+        # An unchanged card keeps the change it came with, so the last one stays known.
+        previous, changed_at = (None, None) if entry is None else (entry.previous, entry.changed_at)
+        changed = entry is not None and entry.raw != raw
+        if changed and entry is not None:
+            previous, changed_at = entry.card, now
         self._entries[url] = _Entry(
             card=card,
             raw=raw,
@@ -202,8 +249,11 @@ class CardCache:
             last_modified=response.headers.get("last-modified"),
             expires_at=expires_at,
             stale_until=expires_at + self._grace,
+            fetched_at=now,
+            previous=previous,
+            changed_at=changed_at,
         )
-        if entry is not None and entry.raw != raw:
+        if changed:
             self._notify(url, card)
         return card
 

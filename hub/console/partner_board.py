@@ -1,9 +1,11 @@
-"""The partners page's rows: each partner's card, breaker, recent calls and last card check.
+"""The partners page's rows: each partner's card, breaker, recent calls and last card check,
+its calls over the last hour, and what its card last changed.
 
-Everything is read from the visitor's `PartnerView` (cards, breakers) and the hub's
-`StatsBook` (the call statistics the router weighs);
-the board only remembers when the console last checked each card and what that gave, so a
-page can show it without reading the card again.
+Everything is read from the visitor's `PartnerView` (cards, breakers, the card cache's
+record of each card: when it was fetched, the card it replaced), the hub's `StatsBook` (the
+call statistics the router weighs) and the traffic history (calls per minute); the board
+only remembers when the console last checked each card and what that gave, so a page can
+show it without reading the card again.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import anyio
 
 from hub.client import BreakerSnapshot
+from hub.console.card_diff import CardChange, card_changes
+from hub.console.history_charts import TrafficCharts, traffic_charts
 from hub.errors import ClientError, UnknownAgentError
 from hub.partners import PartnerHealth, PartnerView, StatsBook
 from hub.protocol import AgentCard, utc_now
 from hub.protocol.urls import shown_url
+from hub.telemetry.history import TrafficHistory
 
 __all__ = ["CardCheck", "PartnerBoard", "PartnerRow", "shown_url"]
 
@@ -60,6 +65,14 @@ class PartnerRow:
     p50_ms: float | None
     p95_ms: float | None
     error_rate: float | None
+    fetched_at: datetime | None = None
+    """When the card cache last fetched the card (None: an inline card, or never read)."""
+    changed_at: datetime | None = None
+    """When the card cache fetched a card that differed from the one it held."""
+    changes: tuple[CardChange, ...] = ()
+    """What that change was, field by field."""
+    charts: TrafficCharts | None = None
+    """Calls, errors and latency per minute over the last hour (None: not measured)."""
 
     @property
     def up(self) -> bool:
@@ -101,15 +114,18 @@ class PartnerBoard:
         self._checks[name] = check
         return check
 
-    async def rows(self, partners: PartnerView, stats: StatsBook) -> list[PartnerRow]:
-        """Every partner in view, checking those never checked before."""
+    async def rows(
+        self, partners: PartnerView, stats: StatsBook, history: TrafficHistory | None = None
+    ) -> list[PartnerRow]:
+        """Every partner in view, checking those never checked before; with the hub's
+        traffic `history`, each one's calls over the last hour."""
         names = list(partners)
         unchecked = [name for name in names if name not in self._checks]
         if unchecked:
             async with anyio.create_task_group() as group:
                 for name in unchecked:
                     group.start_soon(self.refresh, partners, name)
-        return [await self._row(partners, stats, name) for name in names]
+        return [await self._row(partners, stats, history, name) for name in names]
 
     def fingerprint(self, partners: PartnerView, stats: StatsBook) -> tuple[object, ...]:
         """What changes when a row would: breakers, calls, checks (for live updates)."""
@@ -118,6 +134,7 @@ class PartnerBoard:
             calls = stats.get(name)
             snapshot = partners.breaker(name).snapshot()
             check = self._checks.get(name)
+            record = partners.card_record(name)
             marks.append(
                 (
                     name,
@@ -125,11 +142,14 @@ class PartnerBoard:
                     snapshot.consecutive_failures,
                     calls.calls if calls else 0,
                     check.at if check else None,
+                    record.fetched_at if record else None,
                 )
             )
         return tuple(marks)
 
-    async def _row(self, partners: PartnerView, book: StatsBook, name: str) -> PartnerRow:
+    async def _row(
+        self, partners: PartnerView, book: StatsBook, history: TrafficHistory | None, name: str
+    ) -> PartnerRow:
         entry = partners.entry(name)
         check = self._checks.get(name)
         card: AgentCard | None = None
@@ -139,6 +159,7 @@ class PartnerBoard:
                     card = await partners.card(name)
             except (ClientError, TimeoutError):
                 card = None
+        record = partners.card_record(name)
         stats = book.get(name)
         p50 = stats.percentile(0.5) if stats else None
         p95 = stats.percentile(0.95) if stats else None
@@ -154,4 +175,16 @@ class PartnerBoard:
             p50_ms=None if p50 is None else p50 * 1000,
             p95_ms=None if p95 is None else p95 * 1000,
             error_rate=stats.error_rate if stats else None,
+            fetched_at=_when(record.fetched_at) if record else None,
+            changed_at=_when(record.changed_at) if record and record.changed_at else None,
+            changes=tuple(card_changes(record.previous, record.card))
+            if record is not None and record.previous is not None
+            else (),
+            charts=None
+            if history is None
+            else traffic_charts(history.partner(name), noun="Calls", small=True),
         )
+
+
+def _when(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)

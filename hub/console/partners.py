@@ -43,8 +43,10 @@ async def _render(request: AnyRequest, template: str, **context: Any) -> Templat
     visitor = visitor_of(request)
     partners = partners_of(request, visitor)
     stats = hub_of(request).observability.stats
+    console = console_of(request)
+    history = console.traffic.history if console.traffic else None
     with acting_as(request, visitor):
-        rows = await console_of(request).board.rows(partners, stats)
+        rows = await console.board.rows(partners, stats, history)
     return page(request, visitor, template, rows=rows, **context)
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from hub.console.memo import Memo
 from hub.console.partner_board import PartnerBoard
 from hub.console.session import Sessions
 from hub.console.traffic import TrafficSource
@@ -37,5 +38,9 @@ class ConsoleState:
     traffic: TrafficSource | None = None
     sessions: Sessions = field(default_factory=Sessions)
     board: PartnerBoard = field(default_factory=PartnerBoard)
+    counts: Memo = field(default_factory=lambda: Memo(1.0))
+    """What several open pages read at once (the overview's live task counts), by scope."""
+    drawn: Memo = field(default_factory=lambda: Memo(60.0))
+    """What several open pages draw alike (the overview's charts), by scope and version."""
     started: float = field(default_factory=time.monotonic)
     started_at: datetime = field(default_factory=utc_now)

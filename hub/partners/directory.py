@@ -24,6 +24,7 @@ from hub.client import (
     BreakerConfig,
     BreakerState,
     CardCache,
+    CardRecord,
     RetryPolicy,
     build_http_client,
     fault_of,
@@ -159,6 +160,19 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         if partner.observe(card):
             self._changed()
         return card
+
+    def card_record(self, name: str) -> CardRecord | None:
+        """What the card cache holds for the partner (its card, when it was fetched, the
+        card it last replaced), without any I/O; None for an inline card or one never read.
+
+        Raises:
+            UnknownAgentError: no enabled partner has that name.
+        """
+        partner = self._partner(name)
+        if partner.entry.card is not None:
+            return None
+        cards = self._runtime.cards if partner.runtime is not None else self.cards
+        return cards.record(partner.card_url)
 
     def card_error(self, name: str) -> str | None:
         """Why the partner's card could not be read when last tried; None once it was read

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from hub.client import A2AClient, CircuitBreaker
+from hub.client import A2AClient, CardRecord, CircuitBreaker
 from hub.partners.directory import Partners
 from hub.partners.health import PartnerHealth
 from hub.partners.runtime import FederationPolicy
@@ -100,6 +100,10 @@ class PartnerView(Mapping[str, RemoteAgentTool]):
     def breaker(self, name: str) -> CircuitBreaker:
         """See `Partners.breaker`."""
         return self._partners.breaker(self._reachable(name))
+
+    def card_record(self, name: str) -> CardRecord | None:
+        """See `Partners.card_record`."""
+        return self._partners.card_record(self._reachable(name))
 
     def card_error(self, name: str) -> str | None:
         """See `Partners.card_error`."""

@@ -30,6 +30,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 
+from hub.telemetry.history import LATENCY_BUCKETS, TrafficHistory, is_error
 from hub.telemetry.overview import Overview, RequestWindow
 
 __all__ = ["BREAKER_VALUES", "CONTENT_TYPE", "HubMetrics", "LiveFigures"]
@@ -39,9 +40,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 BREAKER_VALUES = {"closed": 0, "half-open": 1, "open": 2}
 """`a2a_hub_partner_breaker_state`'s values."""
 
-# Latencies from a millisecond (a local skill, a commit) to minutes (a swarm).
-_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
-_BOUNDS = (*(repr(float(bound)) for bound in _BUCKETS), "+Inf")  # as the `le` label reads
+_BOUNDS = (*(repr(float(bound)) for bound in LATENCY_BUCKETS), "+Inf")  # as the `le` label reads
 
 
 class _Timing:
@@ -73,7 +72,7 @@ class _Timings(Collector):
         timing = self._series.get(labels)
         if timing is None:
             timing = self._series[labels] = _Timing(time.time())
-        timing.per_bucket[bisect_left(_BUCKETS, seconds)] += 1
+        timing.per_bucket[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         timing.total += seconds
 
     def family(self) -> HistogramMetricFamily:
@@ -176,6 +175,7 @@ class HubMetrics:
         self.registry = CollectorRegistry(auto_describe=False)
         self.figures: LiveFigures | None = None
         self.window = RequestWindow(clock=clock)
+        self.history = TrafficHistory(clock=clock)
         self.started = clock()
         self._clock = clock
         registry = self.registry
@@ -276,10 +276,12 @@ class HubMetrics:
         """Count one A2A request (`outcome`: `ok` or the error's type name)."""
         self._requests.add((method, binding, version, outcome), seconds)
         self.window.add(error=outcome != "ok")
+        self.history.request(seconds, error=outcome != "ok")
 
     def partner_call(self, partner: str, method: str, *, outcome: str, seconds: float) -> None:
         """Count one call to a partner."""
         self._partner_calls.add((partner, method, outcome), seconds)
+        self.history.partner_call(partner, seconds, error=is_error(outcome))
 
     def store_commit(self, seconds: float) -> None:
         """One batch of task changes written to the store in `seconds`."""
@@ -301,6 +303,9 @@ class HubMetrics:
         self.model_tokens.labels(model, "output").inc(output_tokens)
         if cost:
             self.model_cost.labels(model).inc(cost)
+        self.history.model_call(
+            model, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost
+        )
 
     def plan_tool_call(self, tool: str, partner: str, *, outcome: str) -> None:
         """Count one tool call of an orchestrator."""

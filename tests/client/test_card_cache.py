@@ -181,6 +181,47 @@ async def test_a_changed_card_notifies_subscribers(
     assert server.not_modified == 1
 
 
+async def test_the_record_keeps_the_last_fetch_time_and_the_card_a_change_replaced(
+    served: tuple[ScriptedAgent, str], http: httpx.AsyncClient
+) -> None:
+    scripted, url = served
+    server = CardServer(card_document(url, version="1.0.0"))
+    scripted.routes[CARD_KEY] = server
+    wall = Clock()
+    cache = CardCache(http, wall=wall)
+    where = card_url(url)
+    assert cache.record(where) is None
+
+    with anyio.fail_after(5):
+        await cache.get(where)
+        first = cache.record(where)
+        wall.now += 30
+        await cache.refresh(where)  # a 304: fetched again, nothing changed
+        revalidated = cache.record(where)
+        wall.now += 30
+        server.document = card_document(url, version="2.0.0")
+        await cache.refresh(where)
+        changed = cache.record(where)
+        wall.now += 30
+        await cache.refresh(where)  # unchanged since: the last change stays known
+        later = cache.record(where)
+
+    assert first is not None
+    assert revalidated is not None
+    assert changed is not None
+    assert later is not None
+    assert (first.fetched_at, first.previous, first.changed_at) == (1000.0, None, None)
+    assert (revalidated.fetched_at, revalidated.previous) == (1030.0, None)
+    assert changed.card.version == "2.0.0"
+    assert changed.previous is not None
+    assert changed.previous.version == "1.0.0"
+    assert (changed.fetched_at, changed.changed_at) == (1060.0, 1060.0)
+    assert later.previous is not None
+    assert later.previous.version == "1.0.0"
+    assert (later.fetched_at, later.changed_at) == (1090.0, 1060.0)
+    assert server.not_modified == 2
+
+
 async def test_an_invalid_card_is_never_cached(
     served: tuple[ScriptedAgent, str], http: httpx.AsyncClient
 ) -> None:
