@@ -15,6 +15,7 @@ __all__ = [
     "ChildRecord",
     "PushConfigRecord",
     "TaskChange",
+    "TaskDetails",
     "TaskNotice",
     "TaskPage",
     "TaskQuery",
@@ -96,8 +97,29 @@ class TaskQuery:
     updated_after: datetime | None = None
     skill: str | None = None
     """Only tasks run by this local skill (not a ListTasks filter: the console's)."""
+    partner: str | None = None
+    """Only tasks that started a task on this partner, by the delegation ledger (the
+    console's)."""
+    text: str | None = None
+    """Only tasks whose messages hold this text, ignoring case (the console's; see
+    `hub.store.search` for what is searched and which searches are accepted)."""
     page_size: int = 50
     cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskDetails:
+    """What the console shows beside a listed task that the task itself does not say.
+
+    Attributes:
+        created: when the task was first stored (None for a task stored before the store
+            kept it).
+        partners: the partners the task started tasks on (its ledger lines' agents), in
+            the order they were first written, each once.
+    """
+
+    created: datetime | None = None
+    partners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

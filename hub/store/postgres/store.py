@@ -41,6 +41,7 @@ from hub.store.postgres.push_configs import PostgresPushConfigs
 from hub.store.postgres.replica import PostgresReplication, with_version
 from hub.store.postgres.state import PostgresSkillState
 from hub.store.records import TaskPage, TaskQuery, TaskRecord
+from hub.store.search import check_search
 
 if TYPE_CHECKING:
     from hub.store.roles import SharedTaskStore
@@ -127,6 +128,10 @@ class PostgresTaskStore(
             bind("status_us >= ?", epoch_micros(query.updated_after))
         if query.skill is not None:
             bind("skill = ?", query.skill)
+        if query.partner is not None:
+            bind("task_id IN (SELECT parent_id FROM children WHERE agent = ?)", query.partner)
+        if query.text is not None:
+            bind("search_text ILIKE ?", _pattern(check_search(query.text)))
         filters = " AND ".join(where) or "TRUE"
         filter_args = builtins.list(args)
         if after is not None:
@@ -192,6 +197,12 @@ class PostgresTaskStore(
             )
             await db.execute("DELETE FROM partner_tasks WHERE created_us < $1", micros)
         return int(status.rsplit(" ", 1)[-1])
+
+
+def _pattern(text: str) -> str:
+    """An ILIKE pattern matching `text` anywhere (its wildcards and backslashes escaped)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 if TYPE_CHECKING:

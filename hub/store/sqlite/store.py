@@ -43,6 +43,7 @@ from hub.store.cursor import (
     epoch_micros,
 )
 from hub.store.records import TaskPage, TaskQuery, TaskRecord
+from hub.store.search import check_search
 from hub.store.sqlite.ledger import SqliteLedger
 from hub.store.sqlite.owners import SqliteGatewayOwners
 from hub.store.sqlite.push_configs import SqlitePushConfigs
@@ -133,6 +134,12 @@ class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, Sqli
         if query.skill is not None:
             where.append("skill = ?")
             args.append(query.skill)
+        if query.partner is not None:
+            where.append("task_id IN (SELECT parent_id FROM children WHERE agent = ?)")
+            args.append(query.partner)
+        if query.text is not None:
+            where.append("rowid IN (SELECT rowid FROM task_text WHERE task_text MATCH ?)")
+            args.append(_phrase(check_search(query.text)))
         filters = " AND ".join(where) or "1"
         page_filters, page_args = filters, args
         if after is not None:
@@ -194,6 +201,11 @@ class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, Sqli
             f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {filters}", args
         ).fetchone()
         return int(total)
+
+
+def _phrase(text: str) -> str:
+    """`text` as one FTS5 phrase: its trigrams in a row, so it matches as a substring."""
+    return '"' + text.replace('"', '""') + '"'
 
 
 if TYPE_CHECKING:
