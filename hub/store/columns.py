@@ -165,19 +165,22 @@ def child_record(parent_id: str, agent: str, child_id: str, state: str, note: st
 
 
 def task_details(
-    created: Iterable[tuple[str, int | None]], lines: Iterable[tuple[str, str]]
+    rows: Iterable[tuple[str, str, str, int | None]], lines: Iterable[tuple[str, str]]
 ) -> dict[str, TaskDetails]:
-    """The details of tasks from their creation times (epoch µs, None or `NO_TIMESTAMP`
-    when not known) and their ledger lines' (parent, agent) pairs, oldest line first."""
+    """The details of tasks from their (task id, skill, owner, creation time) rows, the time
+    in epoch µs (None or `NO_TIMESTAMP` when not known), and their ledger lines' (parent,
+    agent) pairs, oldest line first."""
     partners: dict[str, dict[str, None]] = {}
     for parent_id, agent in lines:
         partners.setdefault(parent_id, {})[agent] = None
     return {
         task_id: TaskDetails(
+            skill=skill,
+            owner=owner,
             created=None if micros is None or micros == NO_TIMESTAMP else _moment(micros),
             partners=tuple(partners.get(task_id, ())),
         )
-        for task_id, micros in created
+        for task_id, skill, owner, micros in rows
     }
 
 

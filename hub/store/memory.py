@@ -248,7 +248,10 @@ class MemoryTaskStore:
         self._check_open()
         known = [task_id for task_id in dict.fromkeys(task_ids) if task_id in self._rows]
         return task_details(
-            ((task_id, self._rows[task_id].created) for task_id in known),
+            (
+                (task_id, row.skill, row.owner, row.created)
+                for task_id, row in ((task_id, self._rows[task_id]) for task_id in known)
+            ),
             (
                 (task_id, record.agent)
                 for task_id in known

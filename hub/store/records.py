@@ -112,12 +112,16 @@ class TaskDetails:
     """What the console shows beside a listed task that the task itself does not say.
 
     Attributes:
+        skill: the local skill that runs the task.
+        owner: the credential that created it ("" when auth is off).
         created: when the task was first stored (None for a task stored before the store
             kept it).
         partners: the partners the task started tasks on (its ledger lines' agents), in
             the order they were first written, each once.
     """
 
+    skill: str
+    owner: str
     created: datetime | None = None
     partners: tuple[str, ...] = ()
 

@@ -244,7 +244,7 @@ async def test_task_details_give_the_creation_time_and_partners_of_each_task(
 ) -> None:
     await store.put(said("t1", "start", when=at(1), state=S.SUBMITTED))
     await store.put(said("t1", "start", when=at(7), state=S.COMPLETED))
-    await store.put(said("t2", "other", when=at(3)))
+    await store.put(said("t2", "other", when=at(3), owner="bob", skill="translate"))
     await store.put_children(
         [
             line("t1", "search", "c1"),
@@ -258,4 +258,6 @@ async def test_task_details_give_the_creation_time_and_partners_of_each_task(
     assert details["t1"].partners == ("search", "billing")
     assert details["t2"].created == at(3)
     assert details["t2"].partners == ()
+    assert (details["t1"].skill, details["t1"].owner) == ("echo", "")
+    assert (details["t2"].skill, details["t2"].owner) == ("translate", "bob")
     assert await store.describe_tasks([]) == {}

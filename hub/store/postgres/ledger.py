@@ -52,7 +52,8 @@ class PostgresLedger(PostgresDatabase):
             return {}
         async with self._connection(f"cannot read task details from {self.where}") as db:
             created = await db.fetch(
-                "SELECT task_id, created_us FROM tasks WHERE task_id = ANY($1::text[])", ids
+                "SELECT task_id, skill, owner, created_us FROM tasks WHERE task_id = ANY($1::text[])",
+                ids,
             )
             lines = await db.fetch(
                 "SELECT parent_id, agent FROM children WHERE parent_id = ANY($1::text[]) "
@@ -60,7 +61,8 @@ class PostgresLedger(PostgresDatabase):
                 ids,
             )
         return task_details(
-            ((row[0], row[1]) for row in created), ((row[0], row[1]) for row in lines)
+            ((row[0], row[1], row[2], row[3]) for row in created),
+            ((row[0], row[1]) for row in lines),
         )
 
     async def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:

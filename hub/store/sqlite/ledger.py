@@ -50,7 +50,9 @@ class SqliteLedger(SqliteDatabase):
         marks = ",".join("?" * len(ids))
         failure = f"cannot read task details from {self.path}"
         created = self._fetch(
-            f"SELECT task_id, created_us FROM tasks WHERE task_id IN ({marks})", ids, failure
+            f"SELECT task_id, skill, owner, created_us FROM tasks WHERE task_id IN ({marks})",
+            ids,
+            failure,
         )
         lines = self._fetch(
             f"SELECT parent_id, agent FROM children WHERE parent_id IN ({marks}) ORDER BY rowid",
