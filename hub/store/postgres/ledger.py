@@ -52,7 +52,8 @@ class PostgresLedger(PostgresDatabase):
             return {}
         async with self._connection(f"cannot read task details from {self.where}") as db:
             created = await db.fetch(
-                "SELECT task_id, skill, owner, created_us FROM tasks WHERE task_id = ANY($1::text[])",
+                "SELECT task_id, skill, owner, created_us FROM tasks "
+                "WHERE task_id = ANY($1::text[])",
                 ids,
             )
             lines = await db.fetch(
