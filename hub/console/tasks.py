@@ -38,7 +38,7 @@ from hub.console.render import page
 from hub.console.task_view import state_label
 from hub.errors import InvalidParamsError, ProtocolError
 from hub.protocol import ListTasksRequest, ListTasksResponse, Task, TaskState, utc_now
-from hub.store import TaskDetails
+from hub.store import SEARCH_COUNT_LIMIT, TaskDetails
 
 __all__ = ["FILTERS", "TASK_LIST_ROUTES", "TaskRow"]
 
@@ -191,7 +191,11 @@ async def task_list(request: AnyRequest) -> Template:
         status_code=400 if error else 200,
         error=error,
         rows=[_row(task, details.get(task.id), now) for task in listed.tasks],
-        total=listed.total_size,
+        total=(
+            f"more than {SEARCH_COUNT_LIMIT:,}"
+            if listed.total_size > SEARCH_COUNT_LIMIT
+            else f"{listed.total_size:,}"
+        ),
         filters=values,
         paged=bool(filters.page),
         states=[(state.value, state_label(state)) for state in STATES],

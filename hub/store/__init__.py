@@ -6,6 +6,7 @@ from hub.store.factory import build_store, check_store_free, describe_store, sto
 from hub.store.memory import MemoryTaskStore
 from hub.store.postgres import PostgresTaskStore
 from hub.store.records import (
+    SEARCH_COUNT_LIMIT,
     ChildRecord,
     PushConfigRecord,
     TaskChange,
@@ -34,6 +35,7 @@ from hub.store.sqlite import SqliteTaskStore
 __all__ = [
     "MAX_STATE_KEY",
     "MAX_STATE_VALUE",
+    "SEARCH_COUNT_LIMIT",
     "ChildRecord",
     "GatewayOwnerStore",
     "LedgerStore",

@@ -20,6 +20,7 @@ from hub.store.cursor import (
     status_key,
 )
 from hub.store.records import (
+    SEARCH_COUNT_LIMIT,
     ChildRecord,
     PushConfigRecord,
     TaskDetails,
@@ -143,7 +144,11 @@ class MemoryTaskStore:
         return TaskPage(
             records=[_record(row) for row in page],
             next_cursor=encode_cursor(page[-1].key) if len(rows) > page_size else "",
-            total_size=len(matches),
+            total_size=(
+                min(len(matches), SEARCH_COUNT_LIMIT + 1)
+                if query.partner is not None or query.text is not None
+                else len(matches)
+            ),
         )
 
     def _delegated_to(self, agent: str) -> builtins.set[str]:

@@ -12,6 +12,7 @@ from datetime import datetime
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 
 __all__ = [
+    "SEARCH_COUNT_LIMIT",
     "ChildRecord",
     "PushConfigRecord",
     "TaskChange",
@@ -85,6 +86,12 @@ class ChildRecord:
     child_id: str
     state: TaskState
     note: str = ""
+
+
+SEARCH_COUNT_LIMIT = 1000
+"""How far a list filtered by partner or text counts its matches: past this, its totalSize
+is `SEARCH_COUNT_LIMIT + 1` ("more than 1,000"). Counting every task that holds a common word
+would read them all on every page; the first thousand say as much to an operator."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,7 +10,7 @@ import pytest
 
 from hub.errors import InvalidParamsError
 from hub.protocol import Message, Part, Role, Task, TaskState, TaskStatus
-from hub.store import ChildRecord, TaskQuery, TaskRecord, TaskStore
+from hub.store import SEARCH_COUNT_LIMIT, ChildRecord, TaskQuery, TaskRecord, TaskStore
 from tests.store.records import at, make_record
 
 pytestmark = pytest.mark.anyio
@@ -261,3 +261,34 @@ async def test_task_details_give_the_creation_time_and_partners_of_each_task(
     assert (details["t1"].skill, details["t1"].owner) == ("echo", "")
     assert (details["t2"].skill, details["t2"].owner) == ("translate", "bob")
     assert await store.describe_tasks([]) == {}
+
+
+async def test_a_search_with_many_matches_counts_to_its_limit_and_pages_them_all(
+    store: TaskStore,
+) -> None:
+    many = SEARCH_COUNT_LIMIT + 5
+    records = [
+        said(f"t{n:05}", "common word" if n % 7 else "rare word", when=at(n))
+        for n in range(many + many // 6)
+    ]
+    await store.put_many(records)
+    await store.put_children([line(r.task.id, "billing", "c") for r in records])
+    common = [r.task.id for r in reversed(records) if "common" in r.task.history[0].text()]
+    assert len(common) > SEARCH_COUNT_LIMIT
+    for query in (TaskQuery(text="common"), TaskQuery(partner="billing", text="common")):
+        first = await store.list(query)
+        assert first.total_size == SEARCH_COUNT_LIMIT + 1
+        seen: list[str] = []
+        cursor: str | None = None
+        while True:
+            page = await store.list(
+                TaskQuery(partner=query.partner, text=query.text, page_size=300, cursor=cursor)
+            )
+            seen.extend(record.task.id for record in page.records)
+            if not page.next_cursor:
+                break
+            cursor = page.next_cursor
+        assert seen == common
+    rare = await store.list(TaskQuery(text="rare word"))
+    assert rare.total_size == len(records) - len(common)
+    assert (await store.list(TaskQuery(partner="billing"))).total_size == SEARCH_COUNT_LIMIT + 1

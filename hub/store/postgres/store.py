@@ -40,7 +40,7 @@ from hub.store.postgres.partners import PostgresRuntimePartners
 from hub.store.postgres.push_configs import PostgresPushConfigs
 from hub.store.postgres.replica import PostgresReplication, with_version
 from hub.store.postgres.state import PostgresSkillState
-from hub.store.records import TaskPage, TaskQuery, TaskRecord
+from hub.store.records import SEARCH_COUNT_LIMIT, TaskPage, TaskQuery, TaskRecord
 from hub.store.search import check_search
 
 if TYPE_CHECKING:
@@ -145,7 +145,14 @@ class PostgresTaskStore(
             f"WHERE {' AND '.join(where) or 'TRUE'} {_ORDER} LIMIT ${len(args)}"
         )
         async with self._connection(f"cannot list tasks in {self.where}") as db:
-            if counted_by_owner_and_state(query):
+            if query.partner is not None or query.text is not None:
+                limit = SEARCH_COUNT_LIMIT + 1
+                total = await db.fetchval(
+                    f"SELECT count(*) FROM (SELECT 1 FROM tasks WHERE {filters} "
+                    f"LIMIT {limit}) AS found",
+                    *filter_args,
+                )
+            elif counted_by_owner_and_state(query):
                 total = await db.fetchval(
                     f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {counted}", *count_args
                 )
