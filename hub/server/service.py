@@ -90,11 +90,20 @@ class A2AService:
         return task
 
     async def list_tasks(
-        self, request: ListTasksRequest, caller: str, *, skill: str | None = None
+        self,
+        request: ListTasksRequest,
+        caller: str,
+        *,
+        skill: str | None = None,
+        partner: str | None = None,
+        text: str | None = None,
     ) -> ListTasksResponse:
-        """ListTasks; `skill` (not a protocol filter, the console's) keeps one local skill's
-        tasks."""
-        return await self.manager.list(request, owner=caller, skill=skill)
+        """ListTasks. The keyword filters are the console's, not the protocol's: `skill`
+        keeps one local skill's tasks, `partner` those that started a task on that partner,
+        `text` those whose messages hold it (at least three characters, any case)."""
+        return await self.manager.list(
+            request, owner=caller, skill=skill, partner=partner, text=text
+        )
 
     async def cancel_task(self, request: CancelTaskRequest, caller: str) -> Task:
         task = await self.manager.cancel(request.id, owner=caller)

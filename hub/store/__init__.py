@@ -6,9 +6,11 @@ from hub.store.factory import build_store, check_store_free, describe_store, sto
 from hub.store.memory import MemoryTaskStore
 from hub.store.postgres import PostgresTaskStore
 from hub.store.records import (
+    SEARCH_COUNT_LIMIT,
     ChildRecord,
     PushConfigRecord,
     TaskChange,
+    TaskDetails,
     TaskNotice,
     TaskPage,
     TaskQuery,
@@ -33,6 +35,7 @@ from hub.store.sqlite import SqliteTaskStore
 __all__ = [
     "MAX_STATE_KEY",
     "MAX_STATE_VALUE",
+    "SEARCH_COUNT_LIMIT",
     "ChildRecord",
     "GatewayOwnerStore",
     "LedgerStore",
@@ -48,6 +51,7 @@ __all__ = [
     "SqliteTaskStore",
     "Storage",
     "TaskChange",
+    "TaskDetails",
     "TaskManagerStore",
     "TaskNotice",
     "TaskPage",

@@ -15,11 +15,12 @@ condition literally).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
-from hub.store.cursor import epoch_micros, status_key
-from hub.store.records import ChildRecord, PushConfigRecord, TaskQuery, TaskRecord
+from hub.store.cursor import NO_TIMESTAMP, epoch_micros, status_key
+from hub.store.records import ChildRecord, PushConfigRecord, TaskDetails, TaskQuery, TaskRecord
 
 __all__ = [
     "CHILD_COLUMNS",
@@ -46,6 +47,7 @@ __all__ = [
     "push_record",
     "push_row",
     "state_row",
+    "task_details",
     "task_record",
     "task_row",
 ]
@@ -166,11 +168,41 @@ def child_record(parent_id: str, agent: str, child_id: str, state: str, note: st
     )
 
 
+def task_details(
+    rows: Iterable[tuple[str, str, str, int | None]], lines: Iterable[tuple[str, str]]
+) -> dict[str, TaskDetails]:
+    """The details of tasks from their (task id, skill, owner, creation time) rows, the time
+    in epoch µs (None or `NO_TIMESTAMP` when not known), and their ledger lines' (parent,
+    agent) pairs, oldest line first."""
+    partners: dict[str, dict[str, None]] = {}
+    for parent_id, agent in lines:
+        partners.setdefault(parent_id, {})[agent] = None
+    return {
+        task_id: TaskDetails(
+            skill=skill,
+            owner=owner,
+            created=None if micros is None or micros == NO_TIMESTAMP else _moment(micros),
+            partners=tuple(partners.get(task_id, ())),
+        )
+        for task_id, skill, owner, micros in rows
+    }
+
+
+def _moment(micros: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+
+
 def counted_by_owner_and_state(query: TaskQuery) -> bool:
     """Whether `query`'s totalSize is a sum of the counts kept per owner and state (it
-    filters on nothing else); a context, time or skill filter is counted over the rows it
-    selects."""
-    return query.context_id is None and query.updated_after is None and query.skill is None
+    filters on nothing else); a context, time, skill, partner or text filter is counted over
+    the rows it selects."""
+    return (
+        query.context_id is None
+        and query.updated_after is None
+        and query.skill is None
+        and query.partner is None
+        and query.text is None
+    )
 
 
 StateRow = tuple[str, bytes, int, int | None]

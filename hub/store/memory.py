@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hub.errors import StoreError
 from hub.protocol import TERMINAL_STATES, Task, TaskState
-from hub.store.columns import check_state_key, push_record, state_row
+from hub.store.columns import check_state_key, push_record, state_row, task_details
 from hub.store.cursor import (
     check_page_size,
     decode_cursor,
@@ -19,7 +19,16 @@ from hub.store.cursor import (
     epoch_micros,
     status_key,
 )
-from hub.store.records import ChildRecord, PushConfigRecord, TaskPage, TaskQuery, TaskRecord
+from hub.store.records import (
+    SEARCH_COUNT_LIMIT,
+    ChildRecord,
+    PushConfigRecord,
+    TaskDetails,
+    TaskPage,
+    TaskQuery,
+    TaskRecord,
+)
+from hub.store.search import check_search, message_text
 
 if TYPE_CHECKING:
     from hub.store.roles import TaskStore
@@ -35,6 +44,9 @@ class _Row(NamedTuple):
     state: TaskState
     key: tuple[int, str]
     trace_id: str
+    created: int
+    text: str
+    """The messages' text, lower-cased, for text search."""
 
 
 class _PushRow(NamedTuple):
@@ -114,6 +126,8 @@ class MemoryTaskStore:
         page_size = check_page_size(query.page_size)
         after = decode_cursor(query.cursor) if query.cursor else None
         floor = epoch_micros(query.updated_after) if query.updated_after is not None else None
+        text = None if query.text is None else check_search(query.text).lower()
+        delegated = None if query.partner is None else self._delegated_to(query.partner)
         matches = [
             row
             for row in self._rows.values()
@@ -122,6 +136,8 @@ class MemoryTaskStore:
             and (query.state is None or row.state == query.state)
             and (floor is None or row.key[0] >= floor)
             and (query.skill is None or row.skill == query.skill)
+            and (delegated is None or row.key[1] in delegated)
+            and (text is None or text in row.text)
         ]
         remaining = matches if after is None else [row for row in matches if row.key < after]
         rows = heapq.nlargest(page_size + 1, remaining, key=_by_key)
@@ -129,8 +145,20 @@ class MemoryTaskStore:
         return TaskPage(
             records=[_record(row) for row in page],
             next_cursor=encode_cursor(page[-1].key) if len(rows) > page_size else "",
-            total_size=len(matches),
+            total_size=(
+                min(len(matches), SEARCH_COUNT_LIMIT + 1)
+                if query.partner is not None or query.text is not None
+                else len(matches)
+            ),
         )
+
+    def _delegated_to(self, agent: str) -> builtins.set[str]:
+        """The ids of the tasks that started a task on `agent`."""
+        return {
+            parent_id
+            for parent_id, lines in self._children.items()
+            if any(line_agent == agent for line_agent, _ in lines)
+        }
 
     async def find_in_states(self, states: Collection[TaskState]) -> builtins.list[TaskRecord]:
         """Every record whose task is in one of `states`, newest status first."""
@@ -221,6 +249,22 @@ class MemoryTaskStore:
             if record.state not in TERMINAL_STATES
         ]
 
+    async def describe_tasks(self, task_ids: Collection[str]) -> dict[str, TaskDetails]:
+        """When each of `task_ids` was created and which partners it reached."""
+        self._check_open()
+        known = [task_id for task_id in dict.fromkeys(task_ids) if task_id in self._rows]
+        return task_details(
+            (
+                (task_id, row.skill, row.owner, row.created)
+                for task_id, row in ((task_id, self._rows[task_id]) for task_id in known)
+            ),
+            (
+                (task_id, record.agent)
+                for task_id in known
+                for record in self._children.get(task_id, {}).values()
+            ),
+        )
+
     async def claim_partner_task(
         self, agent: str, task_id: str, owner: str, *, at: datetime
     ) -> str:
@@ -268,18 +312,21 @@ class MemoryTaskStore:
         return len(doomed)
 
 
-def _row(record: TaskRecord, stored: _Row | None) -> _Row:
-    """The row of `record`, with the trace id of the row `stored` before it, if any (a
-    task's trace id is its first record's, as in the SQL stores)."""
+def _row(record: TaskRecord, before: _Row | None) -> _Row:
+    """The row of `record`, keeping the trace id and the creation time of the row it
+    replaces (a task's trace id is its first record's, as in the SQL stores)."""
     task = record.task
+    key = status_key(task)
     return _Row(
         task.to_json(),
         record.skill,
         record.owner,
         task.context_id or "",
         task.status.state,
-        status_key(task),
-        stored.trace_id if stored is not None else record.trace_id,
+        key,
+        record.trace_id if before is None else before.trace_id,
+        key[0] if before is None else before.created,
+        message_text(task).lower(),
     )
 
 

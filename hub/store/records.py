@@ -12,9 +12,11 @@ from datetime import datetime
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 
 __all__ = [
+    "SEARCH_COUNT_LIMIT",
     "ChildRecord",
     "PushConfigRecord",
     "TaskChange",
+    "TaskDetails",
     "TaskNotice",
     "TaskPage",
     "TaskQuery",
@@ -91,6 +93,12 @@ class ChildRecord:
     note: str = ""
 
 
+SEARCH_COUNT_LIMIT = 1000
+"""How far a list filtered by partner or text counts its matches: past this, its totalSize
+is `SEARCH_COUNT_LIMIT + 1` ("more than 1,000"). Counting every task that holds a common word
+would read them all on every page; the first thousand say as much to an operator."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskQuery:
     """A ListTasks query. Results are ordered by status timestamp, newest first."""
@@ -101,8 +109,33 @@ class TaskQuery:
     updated_after: datetime | None = None
     skill: str | None = None
     """Only tasks run by this local skill (not a ListTasks filter: the console's)."""
+    partner: str | None = None
+    """Only tasks that started a task on this partner, by the delegation ledger (the
+    console's)."""
+    text: str | None = None
+    """Only tasks whose messages hold this text, ignoring case (the console's; see
+    `hub.store.search` for what is searched and which searches are accepted)."""
     page_size: int = 50
     cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskDetails:
+    """What the console shows beside a listed task that the task itself does not say.
+
+    Attributes:
+        skill: the local skill that runs the task.
+        owner: the credential that created it ("" when auth is off).
+        created: when the task was first stored (None for a task stored before the store
+            kept it).
+        partners: the partners the task started tasks on (its ledger lines' agents), in
+            the order they were first written, each once.
+    """
+
+    skill: str
+    owner: str
+    created: datetime | None = None
+    partners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,6 +44,7 @@ from hub.store.records import (
     ChildRecord,
     PushConfigRecord,
     TaskChange,
+    TaskDetails,
     TaskNotice,
     TaskPage,
     TaskQuery,
@@ -153,6 +154,10 @@ class LedgerStore(TaskRecords, Protocol):
     async def find_live_children(self) -> builtins.list[ChildRecord]:
         """Every ledger line whose child is not in a terminal state (restart
         reconciliation)."""
+
+    async def describe_tasks(self, task_ids: Collection[str]) -> dict[str, TaskDetails]:
+        """When each of `task_ids` was created and which partners it reached (the console's
+        task list); an id with no stored task is left out."""
 
 
 class GatewayOwnerStore(Protocol):

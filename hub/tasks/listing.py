@@ -20,10 +20,17 @@ INTERRUPTED_BY_RESTART = "interrupted by restart"
 
 
 async def list_tasks(
-    store: TaskRecords, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
+    store: TaskRecords,
+    request: ListTasksRequest,
+    *,
+    owner: str = "",
+    skill: str | None = None,
+    partner: str | None = None,
+    text: str | None = None,
 ) -> ListTasksResponse:
     """A ListTasks page: the request's filters, `owner`'s tasks only unless it is "", and
-    those of local skill `skill` only when given."""
+    the console's filters when given: those of local skill `skill`, those that started a
+    task on `partner`, those whose messages hold `text`."""
     page_size = request.page_size or DEFAULT_PAGE_SIZE
     page = await store.list(
         TaskQuery(
@@ -32,6 +39,8 @@ async def list_tasks(
             state=request.status if request.status is not TaskState.UNSPECIFIED else None,
             updated_after=request.status_timestamp_after,
             skill=skill,
+            partner=partner,
+            text=text,
             page_size=page_size,
             cursor=request.page_token or None,
         )

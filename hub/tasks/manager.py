@@ -268,11 +268,19 @@ class TaskManager:
         return snapshot(record.task, history_length=history_length)
 
     async def list(
-        self, request: ListTasksRequest, *, owner: str = "", skill: str | None = None
+        self,
+        request: ListTasksRequest,
+        *,
+        owner: str = "",
+        skill: str | None = None,
+        partner: str | None = None,
+        text: str | None = None,
     ) -> ListTasksResponse:
-        """ListTasks over the store (`owner` "" sees every task; `skill` keeps that local
-        skill's tasks only)."""
-        return await list_tasks(self._store, request, owner=owner, skill=skill)
+        """ListTasks over the store (`owner` "" sees every task); `skill`, `partner` and
+        `text` are the console's filters (`hub.tasks.listing.list_tasks`)."""
+        return await list_tasks(
+            self._store, request, owner=owner, skill=skill, partner=partner, text=text
+        )
 
     async def cancel(self, task_id: str, *, owner: str = "") -> Task:
         """CancelTask: ends the task as canceled and stops its skill.

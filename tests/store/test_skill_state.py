@@ -27,6 +27,7 @@ from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at, make_record
+from .schemas import step_adding
 
 pytestmark = pytest.mark.anyio
 
@@ -199,7 +200,7 @@ async def test_a_sqlite_file_of_the_previous_schema_gains_the_state_table_and_ke
     path = tmp_path / "hub.db"
     record = make_record("t1", when=at(1), owner="alice")
     line = ChildRecord(parent_id="t1", agent="billing", child_id="c1", state=TaskState.WORKING)
-    previous = 6  # the schema before the skill_state table
+    previous = step_adding(sqlite_schema._MIGRATIONS, "CREATE TABLE skill_state")
     with sqlite3.connect(path) as old:
         old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
         old.execute("INSERT INTO schema_version VALUES (?)", (previous,))
@@ -258,7 +259,7 @@ async def test_a_postgres_database_of_the_previous_schema_gains_the_state_table(
     import asyncpg
 
     record = make_record("t1", when=at(1), owner="alice")
-    previous = 2  # the schema before the skill_state table
+    previous = step_adding(postgres_schema._MIGRATIONS, "CREATE TABLE skill_state")
     async with fresh_database(postgres_cluster) as dsn:
         db = await asyncpg.connect(dsn)
         try:

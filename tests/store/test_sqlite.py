@@ -180,6 +180,8 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
         "children_live",
         "partner_tasks_by_time",
         "skill_state_expiring",
+        "tasks_by_skill_time",
+        "children_by_agent",
     }
     # The maintained counts start from the rows the old file had.
     assert (await _reopened(path)).total_size == 1

@@ -11,14 +11,17 @@ import pytest
 
 from hub.protocol import TaskState
 from hub.store import PostgresTaskStore, SqliteTaskStore, TaskChange, TaskStore
+from hub.store.columns import task_row
+from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
+from tests.store.schemas import step_adding
 
 from .records import at, make_record
 
 pytestmark = pytest.mark.anyio
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
-BEFORE_TRACE_ID = 7
+BEFORE_TRACE_ID = step_adding(sqlite_schema._MIGRATIONS, "ADD COLUMN trace_id")
 """The schema version of a file written before tasks kept their trace id."""
 
 
@@ -76,14 +79,19 @@ async def test_a_file_from_before_the_trace_id_is_migrated_and_its_tasks_have_no
 ) -> None:
     path = tmp_path / "tasks.db"
     record = make_record("t1", owner="alice")
-    store = SqliteTaskStore(path)
-    await store.open()
-    await store.put(record)
-    await store.close()
-    # The file as the release before the trace id left it.
+    # The file as the release before the trace id left it: the steps before it, a task row
+    # of that schema's columns.
     with sqlite3.connect(path) as old:
-        old.execute("ALTER TABLE tasks DROP COLUMN trace_id")
-        old.execute("UPDATE schema_version SET version = ?", (BEFORE_TRACE_ID,))
+        old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        old.execute("INSERT INTO schema_version VALUES (?)", (BEFORE_TRACE_ID,))
+        for step in sqlite_schema._MIGRATIONS[:BEFORE_TRACE_ID]:
+            for statement in step:
+                old.execute(statement)
+        old.execute(
+            "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            task_row(record)[:7],
+        )
     old.close()
 
     again = SqliteTaskStore(path)

@@ -40,7 +40,8 @@ from hub.store.postgres.partners import PostgresRuntimePartners
 from hub.store.postgres.push_configs import PostgresPushConfigs
 from hub.store.postgres.replica import PostgresReplication, with_version
 from hub.store.postgres.state import PostgresSkillState
-from hub.store.records import TaskPage, TaskQuery, TaskRecord
+from hub.store.records import SEARCH_COUNT_LIMIT, TaskPage, TaskQuery, TaskRecord
+from hub.store.search import check_search
 
 if TYPE_CHECKING:
     from hub.store.roles import SharedTaskStore
@@ -131,6 +132,10 @@ class PostgresTaskStore(
             bind("status_us >= ?", epoch_micros(query.updated_after))
         if query.skill is not None:
             bind("skill = ?", query.skill)
+        if query.partner is not None:
+            bind("task_id IN (SELECT parent_id FROM children WHERE agent = ?)", query.partner)
+        if query.text is not None:
+            bind("search_text ILIKE ?", _pattern(check_search(query.text)))
         filters = " AND ".join(where) or "TRUE"
         filter_args = builtins.list(args)
         if after is not None:
@@ -144,7 +149,14 @@ class PostgresTaskStore(
             f"WHERE {' AND '.join(where) or 'TRUE'} {_ORDER} LIMIT ${len(args)}"
         )
         async with self._connection(f"cannot list tasks in {self.where}") as db:
-            if counted_by_owner_and_state(query):
+            if query.partner is not None or query.text is not None:
+                limit = SEARCH_COUNT_LIMIT + 1
+                total = await db.fetchval(
+                    f"SELECT count(*) FROM (SELECT 1 FROM tasks WHERE {filters} "
+                    f"LIMIT {limit}) AS found",
+                    *filter_args,
+                )
+            elif counted_by_owner_and_state(query):
                 total = await db.fetchval(
                     f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {counted}", *count_args
                 )
@@ -196,6 +208,12 @@ class PostgresTaskStore(
             )
             await db.execute("DELETE FROM partner_tasks WHERE created_us < $1", micros)
         return int(status.rsplit(" ", 1)[-1])
+
+
+def _pattern(text: str) -> str:
+    """An ILIKE pattern matching `text` anywhere (its wildcards and backslashes escaped)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 if TYPE_CHECKING:

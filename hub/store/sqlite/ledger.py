@@ -4,10 +4,17 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from hub.store.columns import CHILD_COLUMNS, LIVE_CHILD, PUT_CHILD, child_record, child_row
-from hub.store.records import ChildRecord
+from hub.store.columns import (
+    CHILD_COLUMNS,
+    LIVE_CHILD,
+    PUT_CHILD,
+    child_record,
+    child_row,
+    task_details,
+)
+from hub.store.records import ChildRecord, TaskDetails
 from hub.store.sqlite.database import SqliteDatabase
 
 __all__ = ["SqliteLedger"]
@@ -34,6 +41,25 @@ class SqliteLedger(SqliteDatabase):
         # few live lines the partial index holds.
         query = f"{CHILD_COLUMNS} INDEXED BY children_live WHERE {LIVE_CHILD} ORDER BY rowid"
         return self._child_rows(query, ())
+
+    async def describe_tasks(self, task_ids: Collection[str]) -> dict[str, TaskDetails]:
+        """When each of `task_ids` was created and which partners it reached."""
+        ids = builtins.list(dict.fromkeys(task_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        failure = f"cannot read task details from {self.path}"
+        created = self._fetch(
+            f"SELECT task_id, skill, owner, created_us FROM tasks WHERE task_id IN ({marks})",
+            ids,
+            failure,
+        )
+        lines = self._fetch(
+            f"SELECT parent_id, agent FROM children WHERE parent_id IN ({marks}) ORDER BY rowid",
+            ids,
+            failure,
+        )
+        return task_details(created, lines)
 
     def _child_rows(self, query: str, args: Sequence[object]) -> builtins.list[ChildRecord]:
         rows = self._fetch(query, args, f"cannot read the delegation ledger from {self.path}")

@@ -14,6 +14,21 @@ from hub.store.columns import LIVE_CHILD, UNSETTLED_TASK
 
 __all__ = ["SCHEMA_VERSION", "configure", "migrate", "schema_version"]
 
+
+def _text(body: str) -> str:
+    """The messages' text of the task whose wire JSON is `body`, as `message_text` joins it:
+    the history's text parts, then the status message's, one per line."""
+    return (
+        "(SELECT coalesce(group_concat(text, char(10)), '') FROM ("
+        "SELECT json_extract(part.value, '$.text') AS text "
+        f"FROM json_each(CAST({body} AS TEXT), '$.history') AS message, "
+        "json_each(message.value, '$.parts') AS part "
+        "UNION ALL SELECT json_extract(part.value, '$.text') "
+        f"FROM json_each(CAST({body} AS TEXT), '$.status.message.parts') AS part"
+        ") WHERE text IS NOT NULL)"
+    )
+
+
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         """CREATE TABLE tasks (
@@ -121,6 +136,32 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The trace of the request that created each task, for the console's link to the
         # operator's tracing UI; tasks stored before have none ('').
         "ALTER TABLE tasks ADD COLUMN trace_id TEXT NOT NULL DEFAULT ''",
+    ),
+    (
+        # The console's task list. When each task was first stored (NULL for the tasks
+        # stored before this step: their start is not known), set by the insert trigger.
+        "ALTER TABLE tasks ADD COLUMN created_us INTEGER",
+        # The skill filter reads its tasks in list order; the partner filter finds a
+        # partner's parent tasks in the ledger.
+        "CREATE INDEX tasks_by_skill_time ON tasks (skill, status_us DESC, task_id DESC)",
+        "CREATE INDEX children_by_agent ON children (agent, parent_id)",
+        # Text search: the messages' text of each task (`hub.store.search`), a row per task
+        # under the task's rowid, indexed by trigrams; the triggers keep it, re-indexing a
+        # task only when its messages' text changed.
+        "CREATE VIRTUAL TABLE task_text USING fts5 (text, tokenize = 'trigram')",
+        f"INSERT INTO task_text (rowid, text) SELECT rowid, {_text('body')} FROM tasks",
+        f"""CREATE TRIGGER task_text_insert AFTER INSERT ON tasks BEGIN
+            UPDATE tasks SET created_us = NEW.status_us WHERE rowid = NEW.rowid;
+            INSERT INTO task_text (rowid, text) VALUES (NEW.rowid, {_text("NEW.body")});
+        END""",
+        f"""CREATE TRIGGER task_text_update AFTER UPDATE OF body ON tasks
+        WHEN {_text("OLD.body")} IS NOT {_text("NEW.body")} BEGIN
+            DELETE FROM task_text WHERE rowid = OLD.rowid;
+            INSERT INTO task_text (rowid, text) VALUES (NEW.rowid, {_text("NEW.body")});
+        END""",
+        """CREATE TRIGGER task_text_delete AFTER DELETE ON tasks BEGIN
+            DELETE FROM task_text WHERE rowid = OLD.rowid;
+        END""",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -42,7 +42,8 @@ from hub.store.cursor import (
     encode_cursor,
     epoch_micros,
 )
-from hub.store.records import TaskPage, TaskQuery, TaskRecord
+from hub.store.records import SEARCH_COUNT_LIMIT, TaskPage, TaskQuery, TaskRecord
+from hub.store.search import check_search
 from hub.store.sqlite.ledger import SqliteLedger
 from hub.store.sqlite.owners import SqliteGatewayOwners
 from hub.store.sqlite.push_configs import SqlitePushConfigs
@@ -133,16 +134,37 @@ class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, Sqli
         if query.skill is not None:
             where.append("skill = ?")
             args.append(query.skill)
-        filters = " AND ".join(where) or "1"
-        page_filters, page_args = filters, args
-        if after is not None:
-            page_filters += " AND (status_us < ? OR (status_us = ? AND task_id < ?))"
-            page_args = [*args, after[0], after[0], after[1]]
+        # The searches: a set of tasks, looked up by key when it is small (counted first),
+        # else read along the list order's index, each row checked against the set ("+"
+        # keeps the planner from looking up its members).
+        searched: builtins.list[str] = []
+        if query.partner is not None:
+            searched.append("{}task_id IN (SELECT parent_id FROM children WHERE agent = ?)")
+            args.append(query.partner)
+        if query.text is not None:
+            searched.append("{}rowid IN (SELECT rowid FROM task_text WHERE task_text MATCH ?)")
+            args.append(_phrase(check_search(query.text)))
+        filters = " AND ".join([*where, *(term.format("") for term in searched)]) or "1"
         try:
-            total = self._count(db, query, filters, args)
+            if searched:
+                total = self._fetch_one(
+                    f"SELECT count(*) FROM (SELECT 1 FROM tasks WHERE {filters} LIMIT ?)",
+                    [*args, SEARCH_COUNT_LIMIT + 1],
+                )
+                if total > SEARCH_COUNT_LIMIT:
+                    filters = " AND ".join([*where, *(term.format("+") for term in searched)])
+            else:
+                total = self._count(db, query, filters, args)
+            page_filters, page_args = filters, args
+            if after is not None:
+                page_filters += " AND (status_us < ? OR (status_us = ? AND task_id < ?))"
+                page_args = [*args, after[0], after[0], after[1]]
+            chosen = f"WHERE {page_filters} {_ORDER} LIMIT ?"
+            if searched:
+                # A small set is sorted by its keys, and only the page's bodies are read.
+                chosen = f"WHERE rowid IN (SELECT rowid FROM tasks {chosen}) {_ORDER}"
             rows = db.execute(
-                f"SELECT body, skill, owner, status_us, task_id FROM tasks "
-                f"WHERE {page_filters} {_ORDER} LIMIT ?",
+                f"SELECT body, skill, owner, status_us, task_id FROM tasks {chosen}",
                 [*page_args, page_size + 1],
             ).fetchall()
         except sqlite3.Error as exc:
@@ -155,6 +177,10 @@ class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, Sqli
             next_cursor=encode_cursor((last[3], last[4])) if last and len(rows) > page_size else "",
             total_size=total,
         )
+
+    def _fetch_one(self, query: str, args: Sequence[object]) -> int:
+        (value,) = self._conn().execute(query, args).fetchone()
+        return int(value)
 
     async def find_in_states(self, states: Collection[TaskState]) -> builtins.list[TaskRecord]:
         """Every record whose task is in one of `states`, newest status first."""
@@ -194,6 +220,11 @@ class SqliteTaskStore(SqlitePushConfigs, SqliteLedger, SqliteGatewayOwners, Sqli
             f"SELECT coalesce(sum(n), 0) FROM task_counts WHERE {filters}", args
         ).fetchone()
         return int(total)
+
+
+def _phrase(text: str) -> str:
+    """`text` as one FTS5 phrase: its trigrams in a row, so it matches as a substring."""
+    return '"' + text.replace('"', '""') + '"'
 
 
 if TYPE_CHECKING:
