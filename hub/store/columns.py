@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from hub.protocol import Task, TaskPushNotificationConfig, TaskState
 from hub.store.cursor import NO_TIMESTAMP, epoch_micros, status_key
 from hub.store.records import ChildRecord, PushConfigRecord, TaskDetails, TaskQuery, TaskRecord
+from hub.store.search import search_text
 
 __all__ = [
     "CHILD_COLUMNS",
@@ -64,12 +65,15 @@ LIVE_CHILD = (
 )
 """A delegation ledger line whose partner task has not ended."""
 
-# The trace id is the creating request's: an update leaves it as it was first written.
+# The trace id is the creating request's and the creation time the first write's: an update
+# leaves them as they were first written.
 PUT_TASK = (
-    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id, "
+    "created_us, search_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (task_id) DO UPDATE SET "
     "context_id = excluded.context_id, state = excluded.state, status_us = excluded.status_us, "
-    "owner = excluded.owner, skill = excluded.skill, body = excluded.body"
+    "owner = excluded.owner, skill = excluded.skill, body = excluded.body, "
+    "search_text = excluded.search_text"
 )
 PUT_PUSH = (
     "INSERT INTO push_configs (task_id, config_id, owner, protocol, body) VALUES (?, ?, ?, ?, ?) "
@@ -104,8 +108,9 @@ MAX_STATE_VALUE = 8 * 1024 * 1024
 """The largest value of a skill's state, in bytes (8 MiB): a checkpoint is written whole at
 every step, so a state past this belongs in files or artifacts, not in the store's rows."""
 
-TaskRow = tuple[str, str, str, int, str, str, bytes, str]
-"""task_id, context_id, state, status time (epoch µs), owner, skill, body, trace id."""
+TaskRow = tuple[str, str, str, int, str, str, bytes, str, int, str]
+"""task_id, context_id, state, status time (epoch µs), owner, skill, body, trace id, creation
+time (the status time of the first write), the text searched (`search_text`)."""
 
 
 def task_row(record: TaskRecord) -> TaskRow:
@@ -121,6 +126,8 @@ def task_row(record: TaskRecord) -> TaskRow:
         record.skill,
         task.to_json(),
         record.trace_id,
+        micros,
+        search_text(task),
     )
 
 

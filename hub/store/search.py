@@ -14,7 +14,7 @@ from __future__ import annotations
 from hub.errors import InvalidParamsError
 from hub.protocol import Task
 
-__all__ = ["MAX_SEARCH", "MIN_SEARCH", "check_search", "message_text"]
+__all__ = ["MAX_SEARCH", "MIN_SEARCH", "check_search", "message_text", "search_text"]
 
 MIN_SEARCH = 3
 """The fewest characters a search holds (a trigram)."""
@@ -30,6 +30,12 @@ def message_text(task: Task) -> str:
     return "\n".join(
         part.text for message in messages for part in message.parts if part.text is not None
     )
+
+
+def search_text(task: Task) -> str:
+    """What the SQL stores keep in a task's `search_text` column and index: its
+    `message_text`, each NUL as U+2400 (PostgreSQL's text holds no NUL)."""
+    return message_text(task).replace("\x00", "\u2400")
 
 
 def check_search(text: str) -> str:

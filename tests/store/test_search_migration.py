@@ -11,7 +11,7 @@ import pytest
 
 from hub.protocol import Message, Part, Role, TaskState
 from hub.store import ChildRecord, PostgresTaskStore, SqliteTaskStore, TaskQuery, TaskRecord
-from hub.store.columns import PUT_CHILD, PUT_TASK, child_row, task_row
+from hub.store.columns import PUT_CHILD, child_row, task_row
 from hub.store.postgres import schema as postgres_schema
 from hub.store.postgres.database import numbered
 from hub.store.schema import migrate_schema, read_schema
@@ -20,6 +20,17 @@ from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at, make_record
 from .schemas import step_adding
+
+# A task row as the schema before the search step has it: the columns up to the trace id.
+_OLD_PUT = (
+    "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _old_row(record: TaskRecord) -> tuple[object, ...]:
+    return task_row(record)[:8]
+
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +93,7 @@ async def test_a_sqlite_file_of_the_schema_before_gains_search_and_partner_filte
         for step in sqlite_schema._MIGRATIONS[:previous]:
             for statement in step:
                 old.execute(statement)
-        old.executemany(PUT_TASK, [task_row(record) for record in records])
+        old.executemany(_OLD_PUT, [_old_row(record) for record in records])
         old.executemany(PUT_CHILD, [child_row(line) for line in lines])
     old.close()
     assert (await read_schema("sqlite", path=str(path))).version == previous
@@ -127,7 +138,7 @@ async def test_a_postgres_database_of_the_schema_before_gains_search_and_partner
             for step in postgres_schema._MIGRATIONS[:previous]:
                 for statement in step:
                     await db.execute(statement)
-            await db.executemany(numbered(PUT_TASK), [task_row(record) for record in records])
+            await db.executemany(numbered(_OLD_PUT), [_old_row(record) for record in records])
             await db.executemany(numbered(PUT_CHILD), [child_row(line) for line in lines])
         finally:
             await db.close()

@@ -40,22 +40,24 @@ _NOW_US = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 _COMMIT = f"""
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[],
-                         $6::text[], $7::bytea[], $8::text[], $9::bigint[], $10::bigint[])
-        AS i(task_id, context_id, state, status_us, owner, skill, body, trace_id, expected,
-             version)
+                         $6::text[], $7::bytea[], $8::text[], $9::bigint[], $10::text[],
+                         $11::bigint[], $12::bigint[])
+        AS i(task_id, context_id, state, status_us, owner, skill, body, trace_id, created_us,
+             search_text, expected, version)
 ),
 updated AS (
     UPDATE tasks AS t SET context_id = i.context_id, state = i.state,
         status_us = i.status_us, owner = i.owner, skill = i.skill, body = i.body,
-        version = i.version, replica = $11, lease_us = {_NOW_US} + $12
+        search_text = i.search_text, version = i.version, replica = $13,
+        lease_us = {_NOW_US} + $14
     FROM input AS i WHERE t.task_id = i.task_id AND t.version = i.expected
     RETURNING t.task_id
 ),
 inserted AS (
     INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body, trace_id,
-                       version, replica, lease_us)
+                       created_us, search_text, version, replica, lease_us)
     SELECT i.task_id, i.context_id, i.state, i.status_us, i.owner, i.skill, i.body,
-           i.trace_id, i.version, $11, {_NOW_US} + $12
+           i.trace_id, i.created_us, i.search_text, i.version, $13, {_NOW_US} + $14
     FROM input AS i WHERE i.expected = 0
     ON CONFLICT (task_id) DO NOTHING
     RETURNING task_id
@@ -64,7 +66,7 @@ won AS (SELECT task_id FROM updated UNION ALL SELECT task_id FROM inserted),
 logged AS (
     INSERT INTO task_events (task_id, seq, body)
     SELECT e.task_id, e.seq, e.body
-    FROM unnest($13::text[], $14::bigint[], $15::bytea[]) AS e(task_id, seq, body)
+    FROM unnest($15::text[], $16::bigint[], $17::bytea[]) AS e(task_id, seq, body)
     WHERE e.task_id IN (SELECT task_id FROM won)
 )
 SELECT task_id FROM won
@@ -95,7 +97,7 @@ RECONNECTED = TaskNotice(task_id="", version=0, replica="")
 def commit_arguments(changes: Sequence[TaskChange]) -> list[list[object]]:
     """The statement's arrays for `changes`, built at once (before any await, so the rows
     are the tasks as they were when the changes were taken)."""
-    columns: list[list[object]] = [[] for _ in range(10)]
+    columns: list[list[object]] = [[] for _ in range(12)]
     events: list[list[object]] = [[], [], []]
     for change in changes:
         row = task_row(change.record)
@@ -115,7 +117,7 @@ async def commit_changes(
 ) -> set[str]:
     """Write the changes `arguments` hold in one statement; the ids of the tasks that were
     not written."""
-    columns, events = arguments[:10], arguments[10:]
+    columns, events = arguments[:12], arguments[12:]
     rows = await db.fetch(_COMMIT, *columns, replica, round(lease * 1_000_000), *events)
     written = {row[0] for row in rows}
     return {str(task_id) for task_id in columns[0]} - written

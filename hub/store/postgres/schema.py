@@ -45,9 +45,10 @@ RUNNING_TASK = "state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING')"
 # Any constant shared by every hub on the database: the lock that orders migrations.
 _MIGRATION_LOCK = 0x61326168
 
-# The messages' text of a task's wire JSON, as `hub.store.search.message_text` joins it.
-# jsonb cannot hold a NUL, and a write must not fail on one: each `\u0000` escape becomes
-# `\u2400` (␀), which keeps the JSON valid whether or not its backslash was escaped.
+# The messages' text of a stored task's wire JSON (`body`), as `hub.store.search.search_text`
+# gives it, for the tasks stored before the column was. jsonb cannot hold a NUL: each
+# `\u0000` escape becomes `\u2400` (␀), which keeps the JSON valid whether or not its
+# backslash was escaped.
 _TEXT = r"""
 SELECT coalesce(string_agg(text, E'\n'), '')
 FROM (SELECT replace(convert_from(body, 'UTF8'), '\u0000', '\u2400')::jsonb AS doc) AS task,
@@ -189,33 +190,20 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # The console's task list. When each task was first stored (NULL for the tasks
-        # stored before this step: their start is not known).
+        # stored before this step: their start is not known), written by the insert.
         "ALTER TABLE tasks ADD COLUMN created_us BIGINT",
         # The skill filter reads its tasks in list order; the partner filter finds a
         # partner's parent tasks in the ledger.
         "CREATE INDEX tasks_by_skill_time ON tasks (skill, status_us DESC, task_id DESC)",
         "CREATE INDEX children_by_agent ON children (agent, parent_id)",
-        # Text search: the messages' text of each task (`hub.store.search`), kept in a
-        # column by the trigger below and indexed by trigrams (pg_trgm, shipped with the
-        # server; a trusted extension, so the database's owner may create it).
+        # Text search: the messages' text of each task (`hub.store.search`), a column the
+        # store writes with the task (here filled from the stored bodies once), indexed by
+        # trigrams (pg_trgm, shipped with the server; a trusted extension, so the
+        # database's owner may create it).
         "CREATE EXTENSION IF NOT EXISTS pg_trgm",
         "ALTER TABLE tasks ADD COLUMN search_text TEXT NOT NULL DEFAULT ''",
-        f"""CREATE FUNCTION task_search_text(body BYTEA) RETURNS TEXT
-        LANGUAGE sql IMMUTABLE AS $$ {_TEXT} $$""",
-        "UPDATE tasks SET search_text = task_search_text(body)",
+        f"UPDATE tasks SET search_text = ({_TEXT})",
         "CREATE INDEX tasks_by_text ON tasks USING gin (search_text gin_trgm_ops)",
-        """CREATE FUNCTION task_text_follow() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF TG_OP = 'INSERT' THEN
-                NEW.created_us := NEW.status_us;
-            END IF;
-            IF TG_OP = 'INSERT' OR NEW.body IS DISTINCT FROM OLD.body THEN
-                NEW.search_text := task_search_text(NEW.body);
-            END IF;
-            RETURN NEW;
-        END $$""",
-        "CREATE TRIGGER task_text_follow BEFORE INSERT OR UPDATE OF body ON tasks "
-        "FOR EACH ROW EXECUTE FUNCTION task_text_follow()",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -16,10 +16,11 @@ __all__ = ["SCHEMA_VERSION", "configure", "migrate", "schema_version"]
 
 
 def _text(body: str) -> str:
-    """The messages' text of the task whose wire JSON is `body`, as `message_text` joins it:
-    the history's text parts, then the status message's, one per line."""
+    """The messages' text of the task whose wire JSON is `body`, as `search_text` gives it:
+    the history's text parts, then the status message's, one per line (each NUL as U+2400);
+    for the tasks stored before the column was."""
     return (
-        "(SELECT coalesce(group_concat(text, char(10)), '') FROM ("
+        "(SELECT replace(coalesce(group_concat(text, char(10)), ''), char(0), char(9216)) FROM ("
         "SELECT json_extract(part.value, '$.text') AS text "
         f"FROM json_each(CAST({body} AS TEXT), '$.history') AS message, "
         "json_each(message.value, '$.parts') AS part "
@@ -139,28 +140,33 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # The console's task list. When each task was first stored (NULL for the tasks
-        # stored before this step: their start is not known), set by the insert trigger.
+        # stored before this step: their start is not known), written by the insert.
         "ALTER TABLE tasks ADD COLUMN created_us INTEGER",
         # The skill filter reads its tasks in list order; the partner filter finds a
         # partner's parent tasks in the ledger.
         "CREATE INDEX tasks_by_skill_time ON tasks (skill, status_us DESC, task_id DESC)",
         "CREATE INDEX children_by_agent ON children (agent, parent_id)",
-        # Text search: the messages' text of each task (`hub.store.search`), a row per task
-        # under the task's rowid, indexed by trigrams; the triggers keep it, re-indexing a
-        # task only when its messages' text changed.
-        "CREATE VIRTUAL TABLE task_text USING fts5 (text, tokenize = 'trigram')",
-        f"INSERT INTO task_text (rowid, text) SELECT rowid, {_text('body')} FROM tasks",
-        f"""CREATE TRIGGER task_text_insert AFTER INSERT ON tasks BEGIN
-            UPDATE tasks SET created_us = NEW.status_us WHERE rowid = NEW.rowid;
-            INSERT INTO task_text (rowid, text) VALUES (NEW.rowid, {_text("NEW.body")});
+        # Text search: the messages' text of each task (`hub.store.search`), a column the
+        # store writes with the task (here filled from the stored bodies once), indexed by
+        # trigrams in an FTS5 table over it, which the triggers keep: a task is indexed again
+        # only when its text changed.
+        "ALTER TABLE tasks ADD COLUMN search_text TEXT NOT NULL DEFAULT ''",
+        f"UPDATE tasks SET search_text = {_text('body')}",
+        "CREATE VIRTUAL TABLE task_text USING fts5 (search_text, content = 'tasks', "
+        "content_rowid = 'rowid', tokenize = 'trigram')",
+        "INSERT INTO task_text (task_text) VALUES ('rebuild')",
+        """CREATE TRIGGER task_text_insert AFTER INSERT ON tasks BEGIN
+            INSERT INTO task_text (rowid, search_text) VALUES (NEW.rowid, NEW.search_text);
         END""",
-        f"""CREATE TRIGGER task_text_update AFTER UPDATE OF body ON tasks
-        WHEN {_text("OLD.body")} IS NOT {_text("NEW.body")} BEGIN
-            DELETE FROM task_text WHERE rowid = OLD.rowid;
-            INSERT INTO task_text (rowid, text) VALUES (NEW.rowid, {_text("NEW.body")});
+        """CREATE TRIGGER task_text_update AFTER UPDATE OF search_text ON tasks
+        WHEN OLD.search_text IS NOT NEW.search_text BEGIN
+            INSERT INTO task_text (task_text, rowid, search_text)
+                VALUES ('delete', OLD.rowid, OLD.search_text);
+            INSERT INTO task_text (rowid, search_text) VALUES (NEW.rowid, NEW.search_text);
         END""",
         """CREATE TRIGGER task_text_delete AFTER DELETE ON tasks BEGIN
-            DELETE FROM task_text WHERE rowid = OLD.rowid;
+            INSERT INTO task_text (task_text, rowid, search_text)
+                VALUES ('delete', OLD.rowid, OLD.search_text);
         END""",
     ),
 )
