@@ -31,6 +31,7 @@ from hub.console.task_page import TASK_ROUTES
 from hub.console.tasks import TASK_LIST_ROUTES
 from hub.console.template_engine import DeferredJinjaEngine
 from hub.console.traffic import TrafficSource
+from hub.console.tree import TREE_ROUTES
 from hub.console.tryit import TRY_ROUTES
 from hub.protocol import AgentSkill
 from hub.store import TaskStore
@@ -113,6 +114,7 @@ def build_console(
             *PARTNER_ROUTES,
             *TASK_LIST_ROUTES,
             *TASK_ROUTES,
+            *TREE_ROUTES,
             *TRY_ROUTES,
             static,
         ],

@@ -27,6 +27,7 @@ from hub.console.live import task_stream
 from hub.console.render import page, problem
 from hub.console.sending import send, task_path
 from hub.console.task_view import TaskView, file_content, task_view
+from hub.console.tree import delegation_of
 from hub.errors import ProtocolError
 from hub.protocol import (
     CancelTaskRequest,
@@ -63,9 +64,9 @@ async def _view(request: AnyRequest, visitor: Visitor) -> TaskView:
     agent, task_id = _target(request)
     task = await _task(request, visitor)
     # The ledger is the hub's own: a partner's task shows no children here.
-    lines = await console_of(request).store.list_children(task.id) if agent is None else []
+    delegation = await delegation_of(request, task) if agent is None else delegation_view(task, [])
     base = task_path(console_of(request).path, task_id, agent)
-    return task_view(task, base=base, delegation=delegation_view(task, lines))
+    return task_view(task, base=base, delegation=delegation)
 
 
 async def _render(request: AnyRequest, template: str) -> Template:
