@@ -97,18 +97,20 @@ class LiveBranch:
         if self.ended:
             return  # a late event of a call already accounted for (a loser's cancel)
         name = state_name(state)
-        news = message is not None and message is not self._heard
-        if task_id == self.task_id and name == self.state and not news:
+        said, fresh = self.said, ""
+        if message is not None and message is not self._heard:
+            # A stream repeats one status message across its events: read once. A poll
+            # gives a new one each time: compared by its text.
+            self._heard = message
+            fresh = message.text()[:_SAID_MAX]
+            said = fresh or said
+        if task_id == self.task_id and name == self.state and said == self.said:
             return
         self.task_id = task_id
         self.state = name
-        if news:
-            self._heard = message
-            said = message.text() if message is not None else ""
-            if said:
-                self.said = said[:_SAID_MAX]
-                if state in _FAULTS and not self.error:
-                    self.error = self.said
+        self.said = said
+        if state in _FAULTS and fresh and not self.error:
+            self.error = fresh
         if self.started is None:
             self.started = time.time()
         if state.is_terminal and self.started is not None:

@@ -44,6 +44,7 @@ def test_a_branch_follows_its_partners_states_and_counts_what_it_streamed() -> N
     assert (branch.task_id, branch.state, branch.said) == ("t-1", "working", "drafting")
     assert tree.version == before + 2
     branch.saw("t-1", TaskState.WORKING)  # nothing new: no change to look at
+    branch.saw("t-1", TaskState.WORKING, agent_message("drafting"))  # a poll, said again
     assert tree.version == before + 2
     branch.streamed("Once upon ")
     branch.streamed("a time")
@@ -111,6 +112,13 @@ async def test_the_ledger_keeps_the_tree_in_memory_and_writes_lines_on_a_phase_o
     assert states == {"child-1": TaskState.COMPLETED, "child-2": TaskState.WORKING}
     await ledger.settle("parent-1")
     assert ledger.live_tree("parent-1") is None
+
+
+def test_a_failure_without_a_message_is_not_worded_with_an_earlier_one() -> None:
+    branch = LiveTree().call("writer")
+    branch.saw("t-1", TaskState.WORKING, agent_message("drafting"))
+    branch.saw("t-1", TaskState.FAILED)
+    assert (branch.state, branch.said, branch.error) == ("failed", "drafting", "")
 
 
 async def test_a_call_that_raises_settles_its_branch_with_the_error() -> None:
