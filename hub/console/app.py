@@ -32,6 +32,7 @@ from hub.console.task_page import TASK_ROUTES
 from hub.console.tasks import TASK_LIST_ROUTES
 from hub.console.template_engine import DeferredJinjaEngine
 from hub.console.traffic import TrafficSource
+from hub.console.tree import TREE_ROUTES
 from hub.protocol import AgentSkill
 from hub.store import TaskStore
 
@@ -114,6 +115,7 @@ def build_console(
             *TASK_LIST_ROUTES,
             *TASK_ROUTES,
             *CHAT_ROUTES,
+            *TREE_ROUTES,
             static,
         ],
         response_headers=_HEADERS,

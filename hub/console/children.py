@@ -1,8 +1,12 @@
-"""A task's delegations as a tree: the partner tasks its skill started (the delegation
-ledger's lines) with, for a swarm, each branch's outcome from the swarm's result artifact."""
+"""A task's delegations as a tree: while its skill runs, the live tree the hub keeps in
+memory (each partner call's state, progress and time as its events arrive, the swarm's
+strategy from the start); once it has ended, the partner tasks its skill started (the
+delegation ledger's lines) with, for a swarm, each branch's outcome from the swarm's result
+artifact."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,8 +14,9 @@ from typing import Any
 from hub.console.task_view import state_label
 from hub.protocol import Task, parts_text
 from hub.store import ChildRecord
+from hub.tasks.live_tree import LiveBranch, LiveTree
 
-__all__ = ["ChildView", "DelegationView", "delegation_view"]
+__all__ = ["ChildView", "DelegationView", "delegation_view", "live_view"]
 
 _SWARM_ARTIFACT = "swarm"
 
@@ -24,12 +29,19 @@ class ChildView:
     task_id: str
     state: str
     """The branch's outcome (`completed`, `canceled`, `timeout`, ...) or, while it runs, the
-    partner task's last known state."""
+    partner task's last known state (`pending` before the partner named its task)."""
     seconds: float | None
+    """How long it took; while it runs, how long so far."""
     answer: str
     error: str
     note: str
     winner: bool
+    started: float | None = None
+    """When a branch still running started (epoch seconds), for its time to go on counting."""
+    progress: str = ""
+    """What the partner has streamed so far (chunks, characters)."""
+    said: str = ""
+    """The partner's last status text, while the branch runs."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +51,8 @@ class DelegationView:
     answer: str
     reason: str
     children: list[ChildView]
+    live: bool = False
+    """True while the skill runs (the tree changes on its own); False once it is stored."""
 
 
 def _swarm_result(task: Task) -> dict[str, Any] | None:
@@ -118,3 +132,42 @@ def delegation_view(task: Task, lines: Sequence[ChildRecord]) -> DelegationView 
             )
         )
     return DelegationView(strategy=strategy, answer=answer, reason=reason, children=children)
+
+
+def _progress(branch: LiveBranch) -> str:
+    if not branch.chunks:
+        return ""
+    chunks = "1 chunk" if branch.chunks == 1 else f"{branch.chunks} chunks"
+    return f"{chunks}, {branch.characters} characters"
+
+
+def _live_child(branch: LiveBranch, now: float) -> ChildView:
+    running = not branch.ended and branch.started is not None
+    seconds = branch.seconds
+    if running and branch.started is not None:
+        seconds = max(0.0, now - branch.started)
+    return ChildView(
+        agent=branch.agent,
+        task_id=branch.task_id or "",
+        state=branch.state,
+        seconds=seconds,
+        answer=branch.answer or branch.text,
+        error=branch.error,
+        note="",
+        winner=branch.winner,
+        started=branch.started if running else None,
+        progress=_progress(branch),
+        said="" if branch.ended else branch.said,
+    )
+
+
+def live_view(tree: LiveTree) -> DelegationView:
+    """The tree of a task whose skill runs, as the hub knows it now."""
+    now = time.time()
+    return DelegationView(
+        strategy=tree.strategy,
+        answer="",
+        reason="",
+        children=[_live_child(branch, now) for branch in tree.branches],
+        live=True,
+    )

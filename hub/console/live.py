@@ -20,7 +20,7 @@ from hub.server.gate import StreamSlot
 from hub.server.sse import KEEPALIVE, EventStream, sse_frames
 from hub.tasks import TaskStream, Update
 
-__all__ = ["END", "change_stream", "task_stream", "turn_stream"]
+__all__ = ["END", "change_stream", "ended_stream", "task_stream", "turn_stream"]
 
 END = b"event: end\ndata: {}\n\n"
 CHANGED = b"data: {}\n\n"
@@ -36,6 +36,11 @@ def _refused(error: ProtocolError) -> Response[bytes]:
 def _counted(slot: StreamSlot, frames: AsyncGenerator[bytes, None]) -> EventStream:
     """`frames` as an event stream whose slot is given back however it stops."""
     return EventStream(frames, headers=_HEADERS, on_exit=slot.release)
+
+
+def ended_stream() -> Response[bytes]:
+    """A stream with nothing to say, for a page that shows all there is: `end` at once."""
+    return Response(content=END, media_type="text/event-stream", headers=_HEADERS)
 
 
 async def task_stream(

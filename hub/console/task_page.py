@@ -32,6 +32,7 @@ from hub.console.render import page, problem
 from hub.console.sending import send, task_path
 from hub.console.task_view import TaskView, file_content, task_view
 from hub.console.timeline import Timeline, timeline
+from hub.console.tree import delegation_of
 from hub.errors import ProtocolError
 from hub.orchestrator import plan_record
 from hub.protocol import (
@@ -87,10 +88,10 @@ async def _view(request: AnyRequest, visitor: Visitor) -> _Page:
     # The task was read through the visitor's operations above: what follows is of a task
     # the visitor may see.
     store = console_of(request).store
-    lines = await store.list_children(task.id)
     record = await store.get(task.id)
     journal = await plan_record(store, task.id)
-    delegation = delegation_view(task, lines)
+    # The live tree while the skill runs here, the stored one after.
+    delegation = await delegation_of(request, task)
     started = id_time(task.id)
     status = task.status
     view = task_view(

@@ -21,6 +21,10 @@ deadline (`branch_deadline`), the whole swarm an overall one (`deadline`, by def
 partner is called. A failed branch is reported, not raised: the swarm fails only when its
 strategy cannot give an answer (no branch completed, no quorum, a chain link broke, an item
 of a map failed).
+
+Inside a running skill the swarm is published as it runs, in its task's live tree
+(`hub.tasks.live_tree`): the strategy and every planned branch from the start, each branch's
+partner events as they arrive, its outcome when it ends, a race's winner once known.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ from hub.protocol import TaskState
 from hub.swarm.limits import check_limits
 from hub.swarm.spec import SwarmSpec
 from hub.swarm.strategy import STRATEGIES, Strategy
-from hub.tasks.ledger import watching_children
+from hub.tasks.ledger import current_tree, in_branch, watching_children
+from hub.tasks.live_tree import LiveBranch
 from hub.telemetry import current_telemetry, span
 from hub.tools import Tool, ToolResult
 
@@ -169,6 +174,7 @@ async def run_swarm(
                 branch.state = "timeout" if branch.state == "canceled" else "skipped"
                 branch.error = "the swarm's overall deadline passed"
         result = runner.no_answer(f"the swarm did not finish within {deadline:g} s")
+    runner.publish(runner.branches)
     metrics = current_telemetry().metrics
     if metrics is not None:
         metrics.swarm(strategy, ok=result.ok, branches=[branch.state for branch in result.branches])
@@ -198,11 +204,32 @@ class _Runner:
         self.limiter = anyio.CapacityLimiter(cap)
         self.branches: list[Branch] = []
         """Every branch the strategy plans, started or not (reported if the swarm times out)."""
+        self.live: list[LiveBranch] = []
+        """The branches as the task's live tree shows them, by index (none outside a skill)."""
 
-    def plan(self) -> list[Branch]:
-        """One branch per partner, in the spec's order."""
-        self.branches = [Branch(agent=name, index=i) for i, name in enumerate(self.spec.agents)]
-        return self.branches
+    def plan(self, branches: list[Branch] | None = None) -> list[Branch]:
+        """`branches`, or one per partner in the spec's order: the swarm's plan, shown in the
+        task's live tree at once."""
+        if branches is None:
+            branches = [Branch(agent=name, index=i) for i, name in enumerate(self.spec.agents)]
+        self.branches = branches
+        tree = current_tree()
+        if tree is not None:
+            agents = [(branch.agent, branch.index) for branch in branches]
+            self.live = tree.plan(self.spec.strategy, agents)
+        return branches
+
+    def live_branch(self, branch: Branch) -> LiveBranch | None:
+        return self.live[branch.index] if self.live else None
+
+    def publish(self, branches: list[Branch]) -> None:
+        """The branches' outcomes, as the strategy worded them, into the live tree."""
+        for branch in branches:
+            live = self.live_branch(branch)
+            if live is not None and branch.state != "pending":
+                live.settle(
+                    branch.state, answer=branch.answer, error=branch.error, seconds=branch.seconds
+                )
 
     def answer(
         self, answer: str | None, reason: str, *, answers: list[str] | None = None, ok: bool = True
@@ -228,14 +255,18 @@ class _Runner:
         def seen(agent: str, task_id: str, state: TaskState) -> None:
             branch.task_id = task_id  # known even if the call is then given up on
 
+        live = self.live_branch(branch)
         async with self.limiter:
             started = time.monotonic()
+            if live is not None:
+                live.start()
             limit = self.spec.branch_deadline
             try:
                 with (
                     span(f"swarm.branch {branch.agent}", attributes=_branch(branch)),
                     anyio.fail_after(limit) if limit is not None else contextlib.nullcontext(),
                     watching_children(seen),
+                    in_branch(live),
                 ):
                     result = await self.partners[branch.agent].call(**arguments)
             except TimeoutError:
@@ -258,6 +289,7 @@ class _Runner:
             branch.seconds = time.monotonic() - started
             if self.stats is not None:
                 self.stats.record(branch.agent, ok=branch.ok, seconds=branch.seconds)
+            self.publish([branch])
         if self.on_branch is not None:
             await self.on_branch(branch)
 
@@ -301,6 +333,9 @@ async def _race(run: _Runner) -> SwarmResult:
             await run.call(branch, run.message)
             if branch.ok and winner is None:
                 winner = branch
+                live = run.live_branch(branch)
+                if live is not None:
+                    live.win()
                 group.cancel_scope.cancel()
 
         for branch in branches:
@@ -365,9 +400,9 @@ async def _best_of(run: _Runner) -> SwarmResult:
 
 async def _map(run: _Runner) -> SwarmResult:
     agents, items = run.spec.agents, run.spec.items or []
-    run.branches = [
-        Branch(agent=agents[i % len(agents)], index=i, item=item) for i, item in enumerate(items)
-    ]
+    run.plan(
+        [Branch(agent=agents[i % len(agents)], index=i, item=item) for i, item in enumerate(items)]
+    )
     async with anyio.create_task_group() as group:
         for branch in run.branches:
             text = f"{run.message}\n\n{branch.item}" if run.message else str(branch.item)

@@ -17,6 +17,13 @@ The ledger is how the hub cleans up after its tasks:
 Reaching a partner is not this layer's business: a `ChildControl` given by the composition
 root does it.
 
+Beside the lines it writes, the ledger keeps each running parent's live tree in memory
+(`hub.tasks.live_tree`): every partner event a call sees (`note_child`, `note_streamed`)
+changes the branch of the call it belongs to (`calling`, or a swarm's planned branch), so a
+page shows a branch working, streaming or failed as it happens, at the cost of a few
+attribute writes per event and no store write. The tree is dropped when the parent is
+settled.
+
 The ledger also owns the partner calls of a running skill whose caller has stopped waiting
 (`in_background`): a race's losers, a call past its deadline. They run in the ledger's task
 group, so the caller goes on at once while the call still waits for the partner to name its
@@ -36,8 +43,8 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from hub.errors import HubError, StoreOutageError
-from hub.protocol import TERMINAL_STATES, TaskState
+from hub.errors import AgentTimeoutError, HubError, StoreOutageError
+from hub.protocol import TERMINAL_STATES, Message, TaskState
 from hub.store import ChildRecord, LedgerStore
 from hub.tasks.child_notes import (
     AFTER_RESTART,
@@ -50,6 +57,7 @@ from hub.tasks.child_notes import (
     ReconcileNotes,
 )
 from hub.tasks.commit import retry_pause
+from hub.tasks.live_tree import LiveBranch, LiveTree
 
 __all__ = [
     "AFTER_RESTART",
@@ -64,9 +72,13 @@ __all__ = [
     "ChildWatcher",
     "DelegationLedger",
     "ReconcileNotes",
+    "calling",
+    "current_tree",
     "following_child",
     "in_background",
+    "in_branch",
     "note_child",
+    "note_streamed",
     "watching_children",
 ]
 
@@ -94,6 +106,22 @@ class _Parent:
     task_id: str | None
     """None while the task does not exist yet (a skill that may still answer with a direct
     Message): children are recorded from the moment it is set."""
+    tree: LiveTree | None = None
+    kept: bool = False
+    """True once the ledger keeps `tree` under `task_id`."""
+
+    def live_tree(self) -> LiveTree:
+        """The task's live tree: made on the first partner call (a skill that calls none
+        costs nothing), kept by the ledger once the task exists (a task that runs again
+        after a question goes on with the tree it had)."""
+        if not self.kept:
+            if self.task_id is not None:
+                self.tree = self.ledger.tree_of(self.task_id, self.tree)
+                self.kept = True
+            elif self.tree is None:
+                self.tree = LiveTree()
+        assert self.tree is not None
+        return self.tree
 
 
 ChildWatcher = Callable[[str, str, TaskState], None]
@@ -101,17 +129,76 @@ ChildWatcher = Callable[[str, str, TaskState], None]
 
 _current: ContextVar[_Parent | None] = ContextVar("hub_ledger_parent", default=None)
 _watcher: ContextVar[ChildWatcher | None] = ContextVar("hub_ledger_watcher", default=None)
+_branch: ContextVar[LiveBranch | None] = ContextVar("hub_ledger_branch", default=None)
 
 
-def note_child(agent: str, task_id: str, state: TaskState) -> None:
-    """Record that partner `agent` has task `task_id` in `state`, for the current parent task
-    (nothing is recorded outside a running skill), and tell the current watcher."""
+def note_child(agent: str, task_id: str, state: TaskState, message: Message | None = None) -> None:
+    """Record that partner `agent` has task `task_id` in `state` (its status message
+    `message`), for the current parent task (nothing is recorded outside a running skill):
+    in its live tree at once, in the store when the ledger writes a line. Tells the current
+    watcher."""
     watcher = _watcher.get()
     if watcher is not None:
         watcher(agent, task_id, state)
+    branch = _branch.get()
     parent = _current.get()
+    if branch is not None and branch.agent == agent:
+        branch.saw(task_id, state, message)
+    elif parent is not None:
+        parent.live_tree().child(agent, task_id).saw(task_id, state, message)
     if parent is not None and parent.task_id is not None:
         parent.ledger.note(parent.task_id, agent, task_id, state)
+
+
+def note_streamed(agent: str, text: str) -> None:
+    """Partner `agent` streamed an artifact chunk with `text`, to the call running here."""
+    branch = _branch.get()
+    if branch is not None and branch.agent == agent:
+        branch.streamed(text)
+
+
+def current_tree() -> LiveTree | None:
+    """The live tree of the current parent task; None outside a running skill."""
+    parent = _current.get()
+    return parent.live_tree() if parent is not None else None
+
+
+@contextmanager
+def in_branch(branch: LiveBranch | None) -> Iterator[None]:
+    """Inside the block, the partner calls made are `branch` (a swarm's planned branch):
+    their events change it, and they open none of their own."""
+    token = _branch.set(branch)
+    try:
+        yield
+    finally:
+        _branch.reset(token)
+
+
+@contextmanager
+def calling(agent: str, task_id: str | None = None) -> Iterator[LiveBranch | None]:
+    """A partner call to `agent` (answering its task `task_id`, if given) runs inside the
+    block: its branch of the current parent's live tree, which the partner's events change.
+
+    Yields the branch when the call owns it, for the caller to settle with its outcome; None
+    when the call is a swarm's branch (the swarm settles it) or runs outside a skill. A call
+    that raises is settled here: `timeout` or `error`, with the error's text.
+    """
+    current = _branch.get()
+    parent = _current.get()
+    if (current is not None and current.agent == agent) or parent is None:
+        yield None
+        return
+    branch = parent.live_tree().call(agent, task_id)
+    token = _branch.set(branch)
+    try:
+        yield branch
+    except Exception as exc:
+        if not branch.ended:
+            state = "timeout" if isinstance(exc, AgentTimeoutError) else "error"
+            branch.settle(state, answer=None, error=str(exc), seconds=None)
+        raise
+    finally:
+        _branch.reset(token)
 
 
 def following_child(agent: str, task_id: str) -> Callable[[], None]:
@@ -175,6 +262,7 @@ class DelegationLedger:
         self._group: TaskGroup | None = None
         self._followed: Counter[tuple[str, str, str]] = Counter()
         """(parent, agent, child) followed by partner calls still running."""
+        self._trees: dict[str, LiveTree] = {}
         self._refused = False
 
     @contextmanager
@@ -234,6 +322,18 @@ class DelegationLedger:
             if line.state not in TERMINAL_STATES:
                 children = self._live.setdefault(parent_id, {})
                 children.setdefault((line.agent, line.child_id), line.state)
+
+    def tree_of(self, parent_id: str, tree: LiveTree | None = None) -> LiveTree:
+        """The live tree kept for `parent_id`; `tree` (or a new one) when none is."""
+        kept = self._trees.get(parent_id)
+        if kept is None:
+            kept = self._trees[parent_id] = tree if tree is not None else LiveTree()
+        return kept
+
+    def live_tree(self, parent_id: str) -> LiveTree | None:
+        """The live tree of `parent_id`, while its skill runs or waits for an answer; None
+        when it made no partner call here, or has ended (its tree is then in the store)."""
+        return self._trees.get(parent_id)
 
     def live_children(self, parent_id: str) -> list[tuple[str, str]]:
         """The (agent, child id) pairs of `parent_id` still live, as far as the hub knows."""
@@ -320,6 +420,7 @@ class DelegationLedger:
         # Whatever could not be stopped stays live in the store, for the next start to try
         # again; in memory the ended parent is done with.
         self._live.pop(parent_id, None)
+        self._trees.pop(parent_id, None)
 
     async def _cancel_one(
         self, control: ChildControl, parent_id: str, agent: str, child_id: str

@@ -298,7 +298,7 @@ class TaskManager:
                 not running_here
                 and self._replication is None
                 and self._group is not None
-                and self.ledger.live_children(task_id)
+                and (self.ledger.live_children(task_id) or self.ledger.live_tree(task_id))
             ):
                 self._group.start_soon(self.ledger.settle, task_id)  # a parked task's children
             answer = live.snapshot()

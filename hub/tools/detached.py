@@ -18,8 +18,8 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from hub.errors import ConnectionLostError
-from hub.protocol import StreamResponse, Task, TaskState
-from hub.tasks.ledger import following_child, in_background, note_child
+from hub.protocol import Message, StreamResponse, Task, TaskState, parts_text
+from hub.tasks.ledger import following_child, in_background, note_child, note_streamed
 
 __all__ = ["CANCEL_WAIT", "NAME_WAIT", "DetachedCall", "Pending", "RelayedEvents", "to_the_end"]
 
@@ -57,22 +57,31 @@ class Pending:
         question does, when the call is given up)."""
         if not task.status.state.is_terminal and task.id not in self._followed:
             self._followed[task.id] = following_child(self.agent, task.id)
-        self._named(task.id, task.status.state)
+        self._named(task.id, task.status.state, task.status.message)
 
     def heard(self, event: StreamResponse) -> None:
         """An event of the partner's stream, as a stream relays it: its caller, not the
         call, follows the task once the event reaches it."""
         if event.task is not None:
-            self._named(event.task.id, event.task.status.state)
+            status = event.task.status
+            self._named(event.task.id, status.state, status.message)
         elif event.status_update is not None:
-            self._named(event.status_update.task_id, event.status_update.status.state)
+            status = event.status_update.status
+            self._named(event.status_update.task_id, status.state, status.message)
+        elif event.artifact_update is not None:
+            self.streamed(event)
 
-    def _named(self, task_id: str, state: TaskState) -> None:
+    def streamed(self, event: StreamResponse) -> None:
+        """An artifact chunk of the partner's stream (its call's progress)."""
+        if event.artifact_update is not None:
+            note_streamed(self.agent, parts_text(event.artifact_update.artifact.parts))
+
+    def _named(self, task_id: str, state: TaskState, message: Message | None) -> None:
         self.task_id = None if state.is_terminal else task_id
         self.named = True
         if self.on_named is not None:
             self.on_named()
-        note_child(self.agent, task_id, state)
+        note_child(self.agent, task_id, state, message)
 
     async def abandon(self, cancel: Cancel) -> None:
         task_id, self.task_id = self.task_id, None

@@ -12,7 +12,8 @@ five minutes; elsewhere the caller waits for it, at most 5 s (`hub.tools.detache
 given up on before an event named the partner's task does the same.
 
 Every partner task a call sees is reported to the delegation ledger (`note_child`), which
-records it under the hub task whose skill made the call.
+records it under the hub task whose skill made the call; each call is a branch of that task's
+live tree (`calling`), which the partner's states and streamed chunks change as they arrive.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from hub.errors import (
 )
 from hub.protocol import AgentCard, Message, StreamResponse, Task, TaskState
 from hub.protocol.trace import past_the_deadline
-from hub.tasks.ledger import note_child
+from hub.tasks.ledger import calling, note_child
 from hub.tools.arguments import input_schema, parse_arguments
 from hub.tools.base import DefinedTool, ToolDefinition
 from hub.tools.describe import describe_agent, tool_name
@@ -96,21 +97,31 @@ class RemoteAgentTool(DefinedTool):
         metadata = args.metadata()
         limit = client.deadline()
         follow = _follow_stream if client.card.capabilities.streaming else _send_and_poll
-        try:
-            # A cancel scope costs; a call with no deadline goes without one.
-            with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                reply = await to_the_end(
-                    DetachedCall(
-                        self.agent,
-                        self.cancel,
-                        lambda pending: follow(client, message, metadata, pending),
+        with calling(self.agent, args.task_id) as branch:
+            try:
+                # A cancel scope costs; a call with no deadline goes without one.
+                with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
+                    reply = await to_the_end(
+                        DetachedCall(
+                            self.agent,
+                            self.cancel,
+                            lambda pending: follow(client, message, metadata, pending),
+                        )
                     )
+            except TimeoutError:
+                raise AgentTimeoutError(
+                    f"agent '{self.agent}' did not settle the task within the deadline "
+                    f"({limit:.3g} s)"
+                ) from None
+            result = ToolResult.from_reply(self.name, self.agent, reply)
+            if branch is not None:
+                branch.settle(
+                    result.state,
+                    answer=result.text if result.ok else None,
+                    error=None if result.ok or result.needs_input else result.message,
+                    seconds=None,
                 )
-        except TimeoutError:
-            raise AgentTimeoutError(
-                f"agent '{self.agent}' did not settle the task within the deadline ({limit:.3g} s)"
-            ) from None
-        return ToolResult.from_reply(self.name, self.agent, reply)
+        return result
 
     async def cancel(self, task_id: str) -> TaskState | None:
         """Cancel the partner's task `task_id`, also from a caller that is being canceled
@@ -165,17 +176,18 @@ class RemoteAgentTool(DefinedTool):
 
         detached = DetachedCall(self.agent, self.cancel, follow)
         relayed = RelayedEvents(receive, detached)
-        async with detached.running():
-            with receive:
-                try:
-                    yield relayed
-                except anyio.get_cancelled_exc_class():
-                    if not relayed.named:
-                        await detached.give_up()
-                    raise
-                finally:
-                    if not detached.given_up:
-                        detached.stop()
+        with calling(self.agent, args.task_id):
+            async with detached.running():
+                with receive:
+                    try:
+                        yield relayed
+                    except anyio.get_cancelled_exc_class():
+                        if not relayed.named:
+                            await detached.give_up()
+                        raise
+                    finally:
+                        if not detached.given_up:
+                            detached.stop()
 
     @asynccontextmanager
     async def follow(self, task_id: str) -> AsyncIterator[AsyncIterator[StreamResponse]]:
@@ -240,6 +252,7 @@ async def _follow_stream(
     async with client.stream(message, metadata=metadata) as events:
         async for event in events:
             fold.add(event)
+            pending.streamed(event)
             if fold.task is not None:
                 pending.seen(fold.task)
             if fold.settled:
