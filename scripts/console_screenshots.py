@@ -22,7 +22,7 @@ import re
 import shutil
 import socket
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,12 +52,27 @@ WAIT_MS = 30_000
 
 @dataclass(frozen=True)
 class Shot:
-    """One screenshot: the console page at `path` (formatted with the scene's task ids)."""
+    """One screenshot: the console page at `path` (formatted with the scene's task ids),
+    after `act` (when given) has used the page as a visitor would."""
 
     name: str
     path: str
     scheme: Literal["light", "dark"] = "light"
     full_page: bool = True
+    act: Callable[[Page], Awaitable[None]] | None = None
+
+
+async def converse(page: Page) -> None:
+    """A chat with the `greet` skill: it asks a name, the answer is given inline, the
+    greeting streams in; the last turn's events open in the inspector."""
+    await expect(page.locator("#chat")).to_have_attribute("data-ready", "yes", timeout=WAIT_MS)
+    await page.select_option("select[name=target]", "skill:greet")
+    for number, text in ((1, "hello"), (2, "Ada")):
+        await page.fill("textarea[name=text]", text)
+        await page.click("#chat-form button[type=submit]")
+        turn = page.locator(f'#chat-log li.turn[data-turn="{number}"]')
+        await expect(turn).to_have_attribute("data-done", "yes", timeout=WAIT_MS)
+    await page.locator('#inspector-turns > li[data-turn="2"] li.event summary').first.click()
 
 
 PAGES: tuple[Shot, ...] = (
@@ -68,7 +83,7 @@ PAGES: tuple[Shot, ...] = (
     Shot("task", "/tasks/{plan}"),
     Shot("delegation", "/tasks/{race}", full_page=False),
     Shot("input-required", "/tasks/{asking}"),
-    Shot("chat", "/chat"),
+    Shot("chat", "/chat", act=converse),
 )
 """Every page the script takes, in order."""
 
@@ -188,7 +203,10 @@ async def take(browser: Browser, shown: Scene, shot: Shot, out: Path) -> Path:
     try:
         page = await context.new_page()
         await page.goto(shown.url + "/ui" + shot.path.format(**shown.tasks))
-        await settle(page)
+        if shot.act is not None:
+            await shot.act(page)
+        else:
+            await settle(page)
         written = out / f"console-{shot.name}.png"
         await page.screenshot(path=written, full_page=shot.full_page)
         return written

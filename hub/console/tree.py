@@ -12,6 +12,8 @@ only the trees of the tasks it may see.
 
 from __future__ import annotations
 
+import dataclasses
+
 from litestar import get
 from litestar.response import Response, Template
 
@@ -21,10 +23,15 @@ from hub.console.live import change_stream, ended_stream
 from hub.console.render import page, problem
 from hub.console.sending import task_path
 from hub.errors import ProtocolError
+from hub.orchestrator import plan_record
 from hub.protocol import GetTaskRequest, Task
 from hub.tasks.ledger import DelegationLedger
+from hub.tasks.live_tree import DELEGATE
 
 __all__ = ["TREE_ROUTES", "delegation_of"]
+
+PLAN = "plan"
+"""The heading of the tree of an orchestrator's calls."""
 
 _WATCH_INTERVAL = 0.2
 """Seconds between looks at a running tree's version (a memory read)."""
@@ -36,11 +43,16 @@ def _ledger(request: AnyRequest) -> DelegationLedger:
 
 async def delegation_of(request: AnyRequest, task: Task) -> DelegationView | None:
     """The tree below the hub's task `task`: the live one while its skill runs here, else
-    the stored one; None when it reached no partner."""
+    the stored one; None when it reached no partner. The calls of an orchestrator's plan
+    are headed `plan`, not `delegate`."""
+    store = console_of(request).store
     tree = _ledger(request).live_tree(task.id)
-    if tree is not None:
-        return live_view(tree)
-    return delegation_view(task, await console_of(request).store.list_children(task.id))
+    view = live_view(tree) if tree is not None else None
+    if view is None:
+        view = delegation_view(task, await store.list_children(task.id))
+    if view is not None and view.strategy == DELEGATE and await plan_record(store, task.id):
+        view = dataclasses.replace(view, strategy=PLAN)
+    return view
 
 
 async def _task(request: AnyRequest, visitor: Visitor) -> Task:

@@ -118,11 +118,17 @@ async def test_a_plans_transcript_and_waterfall_fill_in_live(
             await expect(running).to_have_count(1, timeout=WAIT_MS)
             await expect(running).to_have_attribute("data-label", "a2a_weather")
             await expect(page.locator("#transcript li.turn.assistant")).to_have_count(1)
+            # The tree of the plan's calls is named for the plan, the call live in it.
+            await expect(page.locator("#tree-strategy")).to_have_text("plan", timeout=WAIT_MS)
+            await expect(
+                page.locator('#delegation li.branch[data-agent="weather"]')
+            ).to_have_attribute("data-state", "working", timeout=WAIT_MS)
             # The visitor opens the step's call; live updates keep it open.
             await page.locator("#call-1-0 summary").click()
             await expect(page.locator("#call-1-0 pre")).to_contain_text('"message": "Paris"')
             gate.set()
             await expect(page.locator("#task-state")).to_have_text("completed", timeout=WAIT_MS)
+            await expect(page.locator("#tree-strategy")).to_have_text("plan", timeout=WAIT_MS)
             # Heard on the page, not read at a reload.
             await expect(page.locator("#status-log")).to_contain_text("completed")
             rows = page.locator("#timeline tr.bar-row")
