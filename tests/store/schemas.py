@@ -1,11 +1,20 @@
-"""Where a migration step sits among a store's steps, so a test can build a store of the
-schema just before it, whichever steps were added after."""
+"""Stores of an older schema, for the migration tests: where a migration step sits among a
+store's steps, and a SQLite file or PostgreSQL database built with only the steps before it
+(whichever steps were added after)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["step_adding"]
+from hub.store.postgres import schema as postgres_schema
+from hub.store.sqlite import schema as sqlite_schema
+
+if TYPE_CHECKING:
+    import asyncpg
+
+__all__ = ["postgres_at", "sqlite_at", "step_adding"]
 
 
 def step_adding(migrations: Sequence[Sequence[str]], statement: str) -> int:
@@ -15,3 +24,21 @@ def step_adding(migrations: Sequence[Sequence[str]], statement: str) -> int:
         if any(statement in text for text in step):
             return index
     raise LookupError(f"no migration step holds {statement!r}")
+
+
+def sqlite_at(old: sqlite3.Connection, version: int) -> None:
+    """Make the empty file `old` is open on a store of schema `version`."""
+    old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    old.execute("INSERT INTO schema_version VALUES (?)", (version,))
+    for step in sqlite_schema._MIGRATIONS[:version]:
+        for statement in step:
+            old.execute(statement)
+
+
+async def postgres_at(db: asyncpg.Connection, version: int) -> None:
+    """Make the empty database `db` is connected to a store of schema `version`."""
+    await db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    await db.execute("INSERT INTO schema_version VALUES ($1)", version)
+    for step in postgres_schema._MIGRATIONS[:version]:
+        for statement in step:
+            await db.execute(statement)

@@ -19,7 +19,7 @@ from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at, make_record
-from .schemas import step_adding
+from .schemas import postgres_at, sqlite_at, step_adding
 
 # A task row as the schema before the search step has it: the columns up to the trace id.
 _OLD_PUT = (
@@ -88,11 +88,7 @@ async def test_a_sqlite_file_of_the_schema_before_gains_search_and_partner_filte
     records, lines = _old_records()
     previous = step_adding(sqlite_schema._MIGRATIONS, "CREATE VIRTUAL TABLE task_text")
     with sqlite3.connect(path) as old:
-        old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        old.execute("INSERT INTO schema_version VALUES (?)", (previous,))
-        for step in sqlite_schema._MIGRATIONS[:previous]:
-            for statement in step:
-                old.execute(statement)
+        sqlite_at(old, previous)
         old.executemany(_OLD_PUT, [_old_row(record) for record in records])
         old.executemany(PUT_CHILD, [child_row(line) for line in lines])
     old.close()
@@ -133,11 +129,7 @@ async def test_a_postgres_database_of_the_schema_before_gains_search_and_partner
     async with fresh_database(postgres_cluster) as dsn:
         db = await asyncpg.connect(dsn)
         try:
-            await db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-            await db.execute("INSERT INTO schema_version VALUES ($1)", previous)
-            for step in postgres_schema._MIGRATIONS[:previous]:
-                for statement in step:
-                    await db.execute(statement)
+            await postgres_at(db, previous)
             await db.executemany(numbered(_OLD_PUT), [_old_row(record) for record in records])
             await db.executemany(numbered(PUT_CHILD), [child_row(line) for line in lines])
         finally:

@@ -27,7 +27,7 @@ from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at, make_record
-from .schemas import step_adding
+from .schemas import postgres_at, sqlite_at, step_adding
 
 pytestmark = pytest.mark.anyio
 
@@ -202,11 +202,7 @@ async def test_a_sqlite_file_of_the_previous_schema_gains_the_state_table_and_ke
     line = ChildRecord(parent_id="t1", agent="billing", child_id="c1", state=TaskState.WORKING)
     previous = step_adding(sqlite_schema._MIGRATIONS, "CREATE TABLE skill_state")
     with sqlite3.connect(path) as old:
-        old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        old.execute("INSERT INTO schema_version VALUES (?)", (previous,))
-        for step in sqlite_schema._MIGRATIONS[:previous]:
-            for statement in step:
-                old.execute(statement)
+        sqlite_at(old, previous)
         old.execute(
             "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -263,11 +259,7 @@ async def test_a_postgres_database_of_the_previous_schema_gains_the_state_table(
     async with fresh_database(postgres_cluster) as dsn:
         db = await asyncpg.connect(dsn)
         try:
-            await db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-            await db.execute("INSERT INTO schema_version VALUES ($1)", previous)
-            for step in postgres_schema._MIGRATIONS[:previous]:
-                for statement in step:
-                    await db.execute(statement)
+            await postgres_at(db, previous)
             await db.execute(
                 "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
                 "VALUES ($1, $2, $3, $4, $5, $6, $7)",

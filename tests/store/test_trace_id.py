@@ -14,7 +14,7 @@ from hub.store import PostgresTaskStore, SqliteTaskStore, TaskChange, TaskStore
 from hub.store.columns import task_row
 from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
-from tests.store.schemas import step_adding
+from tests.store.schemas import sqlite_at, step_adding
 
 from .records import at, make_record
 
@@ -82,11 +82,7 @@ async def test_a_file_from_before_the_trace_id_is_migrated_and_its_tasks_have_no
     # The file as the release before the trace id left it: the steps before it, a task row
     # of that schema's columns.
     with sqlite3.connect(path) as old:
-        old.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        old.execute("INSERT INTO schema_version VALUES (?)", (BEFORE_TRACE_ID,))
-        for step in sqlite_schema._MIGRATIONS[:BEFORE_TRACE_ID]:
-            for statement in step:
-                old.execute(statement)
+        sqlite_at(old, BEFORE_TRACE_ID)
         old.execute(
             "INSERT INTO tasks (task_id, context_id, state, status_us, owner, skill, body) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
