@@ -115,10 +115,11 @@ def killed(hub: Child, how: signal.Signals = signal.SIGKILL) -> None:
     stop_all([hub])
 
 
-def running_call(db: Path, task_id: str) -> str | None:
-    """The partner task of the call the plan's journal holds as running, once it does: a
-    kill before the journal has it would leave the plan no way to know the partner's task
-    (the partner would be sent the message again)."""
+def running_call(db: Path, task_id: str, partner: str) -> str | None:
+    """The partner task of the plan's call to `partner`, once the journal holds it as
+    running: a kill before the journal has it would leave the plan no way to know the
+    partner's task (the partner would be sent the message again). A call to another
+    partner running meanwhile does not count: a's call is running, briefly, before b's."""
     with sqlite3.connect(db) as connection:
         row = connection.execute(
             "SELECT value FROM skill_state WHERE key = ?", (f"plan/{task_id}",)
@@ -126,8 +127,12 @@ def running_call(db: Path, task_id: str) -> str | None:
     if row is None:
         return None
     journal = json.loads(row[0])
-    running = [call for call in journal["calls"] if call["state"] == "running"]
-    return running[0]["partner_task"] if running else None
+    running = [
+        call["partner_task"]
+        for call in journal["calls"]
+        if call["partner"] == partner and call["state"] == "running" and call["partner_task"]
+    ]
+    return running[0] if running else None
 
 
 def finished_after_restart(config: Path, task_id: str) -> dict[str, Any]:
@@ -154,8 +159,10 @@ def test_a_partner_task_running_at_the_crash_is_followed_not_sent_again(
     hub = started(config)
     try:
         task = rpc.send(hub.url, "plan it", {"skill": "planner"}, return_immediately=True)
+        b = world.partners["b"]
+        rpc.wait_for(lambda: b.messages or None, what="partner b to receive its message")
         rpc.wait_for(
-            lambda: running_call(tmp_path / "hub.db", task["id"]),
+            lambda: running_call(tmp_path / "hub.db", task["id"], "b"),
             what="the plan's journal to hold partner b's running task",
         )
     finally:
