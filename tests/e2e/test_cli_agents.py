@@ -506,16 +506,11 @@ async def test_a_bearer_secret_reaches_the_partner_and_no_output(
             (["call", "echoer", "hello", "--json"], 0),
             (["call", "offline", "hello"], 1),
         ]
-        outcomes: dict[int, subprocess.CompletedProcess[str]] = {}
-
-        async def run(index: int, args: list[str]) -> None:
-            outcomes[index] = await a2a_hub(
-                *args, *where, cwd=tmp_path, env={"SECRET_TOKEN": SECRET}
-            )
-
-        async with anyio.create_task_group() as group:
-            for index, (args, _) in enumerate(commands):
-                group.start_soon(run, index, args)
+        # One after the other: each command has the whole of its bound to itself.
+        outcomes = {
+            index: await a2a_hub(*args, *where, cwd=tmp_path, env={"SECRET_TOKEN": SECRET})
+            for index, (args, _) in enumerate(commands)
+        }
 
     for index, (args, status) in enumerate(commands):
         done = outcomes[index]

@@ -120,11 +120,13 @@ async def test_send_timeout_gives_up_with_exit_1_naming_the_task(
     tmp_path: Path, agent: tuple[str, RequestRecorder]
 ) -> None:
     url, _ = agent
+    # The timeout runs from the card's fetch: it must leave the agent time to name the task
+    # on a loaded machine, or there is no task to name.
     done = await a2a_hub(
-        "send", "--stream", "--skill", "forever", "--timeout", "1", url, "hi", cwd=tmp_path
+        "send", "--stream", "--skill", "forever", "--timeout", "5", url, "hi", cwd=tmp_path
     )
     assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith(f"a2a-hub: no answer from {url} within --timeout 1s; task ")
+    assert done.stderr.startswith(f"a2a-hub: no answer from {url} within --timeout 5s; task ")
     assert done.stderr.endswith(" may still run\n")
 
 

@@ -109,7 +109,9 @@ async def test_an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() 
 
 
 async def test_over_the_connection_cap_a_client_gets_a_clear_503_until_slots_free_up() -> None:
-    async with hub(idle_timeout=1, max_connections=4) as url, AsyncExitStack() as stack:
+    # The kept-alive connections hold their slots for the idle timeout after their answer:
+    # long enough for the refused connection to be made and answered on a loaded machine.
+    async with hub(idle_timeout=5, max_connections=4) as url, AsyncExitStack() as stack:
         kept = await kept_alive(port_of(url), 4, stack)  # each holds a slot until it closes
         refused_stream = await connect(url)
         stack.push_async_callback(refused_stream.aclose)
