@@ -24,6 +24,7 @@ from hub.errors import (
     MethodNotFoundError,
     PayloadTooLargeError,
 )
+from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, Partners
 from hub.protocol import AgentCard
 from hub.push import Resolver
@@ -186,6 +187,11 @@ def _doors(core: HubCore, hub: HubState, telemetry: Telemetry) -> list[InitPlugi
             store=core.store,
             skills={key: skill.card for key, skill in core.skills.items()},
             traffic=telemetry.metrics,
+            skill_models={
+                key: skill.model.name
+                for key, skill in core.skills.items()
+                if isinstance(skill, Orchestrator) and skill.model is not None
+            },
         ),
     ]
 

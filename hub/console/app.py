@@ -91,6 +91,7 @@ def build_console(
     store: TaskStore,
     skills: Mapping[str, AgentSkill],
     traffic: TrafficSource | None = None,
+    skill_models: Mapping[str, str] | None = None,
 ) -> Console:
     """The console for a hub with these settings.
 
@@ -99,6 +100,8 @@ def build_console(
         store: the task store the hub serves (for the delegation ledger's lines).
         skills: the card entries of the local skills, by id.
         traffic: the hub's request rate and error rate, when it measures them.
+        skill_models: the entry of `models:` each orchestrator skill uses, by skill id (a
+            credential sees the tokens and cost of the models of its skills only).
     """
     static = create_static_files_router(
         path="/static",
@@ -132,6 +135,7 @@ def build_console(
         store=store,
         skills=skills,
         traffic=traffic,
+        skill_models=dict(skill_models or {}),
     )
     return Console(
         router=router,

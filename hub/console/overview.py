@@ -158,8 +158,21 @@ class _Drawn:
     models: list[ModelUsage]
 
 
+def _visible_models(request: AnyRequest, visitor: Visitor) -> set[str] | None:
+    """The model entries whose tokens and cost the visitor sees: those of the orchestrator
+    skills its credential may use (None: every one, for a credential without a skill list)."""
+    allowed = visitor.caller.skills
+    if allowed is None:
+        return None
+    models = console_of(request).skill_models
+    return {models[skill] for skill in allowed if skill in models}
+
+
 def _draw(
-    request: AnyRequest, live: list[tuple[str, int]], breakers: list[tuple[str, str, int]]
+    request: AnyRequest,
+    visitor: Visitor,
+    live: list[tuple[str, int]],
+    breakers: list[tuple[str, str, int]],
 ) -> _Drawn:
     traffic = console_of(request).traffic
     history = traffic.history if traffic else None
@@ -176,9 +189,11 @@ def _draw(
     ]
     models = []
     if history is not None:
+        seen = _visible_models(request, visitor)
         for name in history.models():
-            tokens, cost = usage_charts(history.model(name))
-            models.append(ModelUsage(name=name, tokens=tokens, cost=cost))
+            if seen is None or name in seen:
+                tokens, cost = usage_charts(history.model(name))
+                models.append(ModelUsage(name=name, tokens=tokens, cost=cost))
     return _Drawn(
         states=bar_chart(
             "Live tasks by state", [Bar(label=label, key=label, value=n) for label, n in live]
@@ -221,7 +236,7 @@ async def _figures(request: AnyRequest, visitor: Visitor) -> Figures:
     marks = await _marks(request, visitor)
 
     async def draw() -> _Drawn:
-        return _draw(request, list(marks.live), list(marks.breakers))
+        return _draw(request, visitor, list(marks.live), list(marks.breakers))
 
     # The visitor's open overviews fetch after the same change: the charts are drawn once.
     drawn: _Drawn = await console.drawn.get(("overview", visitor.name), draw, version=marks)

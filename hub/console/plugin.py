@@ -30,6 +30,8 @@ class ConsolePlugin(InitPluginProtocol):
         store: the task store the hub serves (for the delegation ledger's lines).
         skills: the card entries of the local skills, by id.
         traffic: the hub's request rate and error rate, when it measures them.
+        skill_models: the entry of `models:` each orchestrator skill uses, by skill id (a
+            credential sees the tokens and cost of the models of its skills only).
     """
 
     def __init__(
@@ -39,11 +41,13 @@ class ConsolePlugin(InitPluginProtocol):
         store: TaskStore,
         skills: Mapping[str, AgentSkill],
         traffic: TrafficSource | None = None,
+        skill_models: Mapping[str, str] | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
         self._skills = skills
         self._traffic = traffic
+        self._skill_models = dict(skill_models or {})
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         if not self._settings.ui.enabled:
@@ -51,7 +55,11 @@ class ConsolePlugin(InitPluginProtocol):
         from hub.console.app import build_console
 
         console = build_console(
-            self._settings, store=self._store, skills=self._skills, traffic=self._traffic
+            self._settings,
+            store=self._store,
+            skills=self._skills,
+            traffic=self._traffic,
+            skill_models=self._skill_models,
         )
         app_config.route_handlers.append(console.router)
         app_config.state["console"] = console.state

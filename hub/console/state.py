@@ -36,6 +36,8 @@ class ConsoleState:
     store: TaskStore
     skills: Mapping[str, AgentSkill]
     traffic: TrafficSource | None = None
+    skill_models: Mapping[str, str] = field(default_factory=dict)
+    """The entry of `models:` each orchestrator skill uses, by skill id."""
     sessions: Sessions = field(default_factory=Sessions)
     board: PartnerBoard = field(default_factory=PartnerBoard)
     counts: Memo = field(default_factory=lambda: Memo(1.0))

@@ -19,6 +19,7 @@ from playwright.async_api import Browser, Locator, Page, ViewportSize, expect
 from hub.client import A2AClient
 from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
 from hub.registry import AgentEntry
+from hub.skills.echo import echo
 from hub.testing import ScriptedAgent, answer, serve_hub, serve_on_loopback
 from hub.testing.model_server import ToolCall, Turn, serve_model
 from tests.client.scripted import Call, Receive, Send, card_document, respond
@@ -253,3 +254,43 @@ async def test_the_overview_charts_a_plans_tokens_and_cost_per_model(browser: Br
             tool_call = page.locator('.partner-traffic[data-partner="weather"]')
             await expect(tool_call).to_have_attribute("data-calls", "1")
             await page.close()
+
+
+async def test_a_plans_tokens_and_cost_show_only_to_credentials_that_may_use_the_plan(
+    browser: Browser,
+) -> None:
+    weather = ScriptedAgent("weather", reply=answer("Sunny"))
+    script = [Turn(text="Sunny.", usage=(40, 4))]
+    auth = AuthSettings(
+        enabled=True,
+        credentials=(
+            CredentialSettings(name="ops", api_key=OPS_KEY),
+            CredentialSettings(name="alice", api_key=ALICE_KEY, skills=("echo",)),
+        ),
+    )
+    async with serve_model(script) as model, served_partners([weather]) as urls:
+        skill = planner_for(model, price={"input": 2.0, "output": 10.0})
+        settings = Settings(store=StoreSettings(kind="memory"), auth=auth)
+        async with (
+            serve_hub(skills=[skill, echo], partners=urls, settings=settings) as hub,
+            httpx.AsyncClient(timeout=WAIT, headers={"X-API-Key": OPS_KEY}) as http,
+        ):
+            client = await A2AClient.from_url(hub.url, http=http)
+            await collect(client, "Weather?")
+            for key, sees in ((OPS_KEY, True), (ALICE_KEY, False)):
+                context = await browser.new_context(viewport=VIEWPORT)
+                page = await context.new_page()
+                await _sign_in(page, hub.url, key)
+                await page.goto(f"{hub.url}/ui/")
+                usage = page.locator('.model-usage[data-model="scripted"]')
+                if sees:
+                    await expect(usage).to_be_visible()
+                    assert await _sum_of(usage.locator('path[data-series="input"]')) == 40
+                else:
+                    # Her overview is drawn (its live tasks are there), without the model.
+                    await expect(page.locator("#hub-traffic")).to_be_visible()
+                    await expect(usage).to_have_count(0)
+                    fragment = await page.request.get(f"{hub.url}/ui/overview/fragment")
+                    assert fragment.ok
+                    assert 'data-model="scripted"' not in await fragment.text()
+                await context.close()
