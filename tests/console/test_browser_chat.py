@@ -12,6 +12,7 @@ import pytest
 from playwright.async_api import Browser, ConsoleMessage, Locator, Page, ViewportSize, expect
 
 from hub.config import AuthSettings, CredentialSettings, LimitSettings
+from tests.console.accessibility import assert_accessible
 from tests.console.chat_hub import chat_hub
 from tests.console.hubs import HOSTILE
 
@@ -107,6 +108,8 @@ async def test_a_conversation_answers_a_question_inline_and_shows_its_events(
         await question.locator("summary").click()
         await expect(question.locator("pre")).to_contain_text("TASK_STATE_INPUT_REQUIRED")
         await page.screenshot(path=screenshots / "chat.png", full_page=True)
+        # The chat with its bubbles and an opened event passes axe-core.
+        await assert_accessible(page)
 
         # A new conversation: an empty chat, and the next message in a new context.
         await page.click("#new-conversation")

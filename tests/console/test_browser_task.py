@@ -20,6 +20,7 @@ from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
 from hub.skills import SkillContext, skill
 from hub.testing import serve_hub
 from hub.testing.model_server import ToolCall, Turn, serve_model
+from tests.console.accessibility import assert_accessible
 from tests.console.hubs import console_hub
 from tests.orchestrator.plans import planner_for
 from tests.streamed_text import CHUNKS, WHOLE, tokens
@@ -165,6 +166,8 @@ async def test_a_plans_transcript_and_waterfall_fill_in_live(
             # The answer streamed in chunks reads as one text.
             await expect(page.locator(".artifact .text")).to_have_text("It is sunny in Paris.")
             await page.screenshot(path=screenshots / "task-plan.png", full_page=True)
+            # The plan's page, with its waterfall, transcript and tree, passes axe-core.
+            await assert_accessible(page)
             await page.close()
 
 

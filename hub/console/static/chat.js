@@ -299,7 +299,11 @@
     summary.appendChild(document.createTextNode(" "));
     summary.appendChild(element("span", "muted", "+" + (now - turn.started) + " ms"));
     details.appendChild(summary);
-    details.appendChild(element("pre", "event-json", JSON.stringify(event, null, 2)));
+    // It scrolls: focusable, so a keyboard can scroll it too.
+    var json = element("pre", "event-json", JSON.stringify(event, null, 2));
+    json.tabIndex = 0;
+    json.setAttribute("aria-label", kind + " event");
+    details.appendChild(json);
     item.appendChild(details);
     turn.list.appendChild(item);
   };
