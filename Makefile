@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PORT   ?=
 
 .PHONY: run test test-fast lint style imports typecheck pytest bench screenshots install \
-	postgres-server chromium clean
+	postgres-server chromium clean grpc-stubs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,12 @@ bench: $(TEST_STAMP)
 SHOTS ?=
 screenshots: $(TEST_STAMP) chromium
 	$(BIN)/python -m scripts.console_screenshots $(SHOTS)
+
+# The A2A 1.0 gRPC messages and stubs of hub/protocol/grpc, generated anew from its a2a.proto
+# (committed; grpcio-tools is a generation tool, not a dependency).
+grpc-stubs: $(TEST_STAMP)
+	$(BIN)/pip install --quiet grpcio-tools==1.85.1
+	$(BIN)/python -m scripts.grpc_stubs
 
 clean:
 	rm -rf $(VENV) var/*.db var/*.db-wal var/*.db-shm
