@@ -25,6 +25,7 @@ from litestar.datastructures import Cookie, UploadFile
 from hub.console.session import CSRF_FIELD, CSRF_HEADER, ConsoleSession
 from hub.console.state import ConsoleState
 from hub.partners import PartnerView
+from hub.protocol import GetTaskRequest, Task
 from hub.protocol.trace import CallScope, use_scope
 from hub.server.auth import Caller
 from hub.server.state import HubState
@@ -43,6 +44,7 @@ __all__ = [
     "hub_of",
     "partners_of",
     "session_cookie",
+    "task_of_page",
     "visitor_of",
 ]
 
@@ -196,3 +198,13 @@ def acting_as(request: AnyRequest, visitor: Visitor) -> Iterator[None]:
     )
     with use_scope(visitor.caller.scope(scope)):
         yield
+
+
+async def task_of_page(request: AnyRequest, visitor: Visitor) -> Task:
+    """The task a page's path names (`task_id`, and `agent_name` for a partner's task through
+    the gateway), read with `GetTask` as the visitor: a task it may not see is not found."""
+    agent: str | None = request.path_params.get("agent_name")
+    task_id: str = request.path_params["task_id"]
+    with acting_as(request, visitor):
+        service = hub_of(request).service_for(agent)
+        return await service.get_task(GetTaskRequest(id=task_id), visitor.name)

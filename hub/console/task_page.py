@@ -23,6 +23,7 @@ from hub.console.access import (
     console_of,
     form_of,
     hub_of,
+    task_of_page,
     visitor_of,
 )
 from hub.console.children import delegation_view
@@ -37,9 +38,7 @@ from hub.errors import ProtocolError
 from hub.orchestrator import plan_record
 from hub.protocol import (
     CancelTaskRequest,
-    GetTaskRequest,
     SubscribeToTaskRequest,
-    Task,
     id_time,
     user_message,
 )
@@ -60,13 +59,6 @@ def _target(request: AnyRequest) -> tuple[str | None, str]:
     return agent, task_id
 
 
-async def _task(request: AnyRequest, visitor: Visitor) -> Task:
-    agent, task_id = _target(request)
-    with acting_as(request, visitor):
-        service = hub_of(request).service_for(agent)
-        return await service.get_task(GetTaskRequest(id=task_id), visitor.name)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Page:
     """What the task page shows: the task, and for the hub's own tasks its plan and its
@@ -79,7 +71,7 @@ class _Page:
 
 async def _view(request: AnyRequest, visitor: Visitor) -> _Page:
     agent, task_id = _target(request)
-    task = await _task(request, visitor)
+    task = await task_of_page(request, visitor)
     base = task_path(console_of(request).path, task_id, agent)
     if agent is not None:
         # The ledger, the plans and the trace ids are the hub's own: a partner's task shows
@@ -178,7 +170,7 @@ async def answer_task(request: AnyRequest) -> Response[bytes] | Template | Redir
     fields = await form_of(request, visitor)
     agent, _ = _target(request)
     try:
-        task = await _task(request, visitor)
+        task = await task_of_page(request, visitor)
     except ProtocolError as error:
         return problem(request, visitor, error)
     text = fields.get("text", "").strip() or "(no text)"
@@ -194,7 +186,7 @@ async def task_file(request: AnyRequest) -> Response[bytes] | Template:
     index: int = params["index"]
     number: int = params["number"]
     try:
-        task = await _task(request, visitor)
+        task = await task_of_page(request, visitor)
     except ProtocolError as error:
         return problem(request, visitor, error)
     found = file_content(task, where, index, number)

@@ -17,14 +17,14 @@ import dataclasses
 from litestar import get
 from litestar.response import Response, Template
 
-from hub.console.access import AnyRequest, Visitor, acting_as, console_of, hub_of, visitor_of
+from hub.console.access import AnyRequest, console_of, hub_of, task_of_page, visitor_of
 from hub.console.children import DelegationView, delegation_view, live_view
 from hub.console.live import change_stream, ended_stream
 from hub.console.render import page, problem
 from hub.console.sending import task_path
 from hub.errors import ProtocolError
 from hub.orchestrator import plan_record
-from hub.protocol import GetTaskRequest, Task
+from hub.protocol import Task
 from hub.tasks.ledger import DelegationLedger
 from hub.tasks.live_tree import DELEGATE
 
@@ -55,17 +55,11 @@ async def delegation_of(request: AnyRequest, task: Task) -> DelegationView | Non
     return view
 
 
-async def _task(request: AnyRequest, visitor: Visitor) -> Task:
-    task_id: str = request.path_params["task_id"]
-    with acting_as(request, visitor):
-        return await hub_of(request).service.get_task(GetTaskRequest(id=task_id), visitor.name)
-
-
 @get("/tasks/{task_id:str}/tree")
 async def tree_fragment(request: AnyRequest) -> Template:
     visitor = visitor_of(request)
     try:
-        task = await _task(request, visitor)
+        task = await task_of_page(request, visitor)
     except ProtocolError as error:
         return problem(request, visitor, error)
     base = task_path(console_of(request).path, task.id, None)
@@ -78,7 +72,7 @@ async def tree_fragment(request: AnyRequest) -> Template:
 async def tree_events(request: AnyRequest) -> Response[bytes]:
     visitor = visitor_of(request)
     try:
-        task = await _task(request, visitor)
+        task = await task_of_page(request, visitor)
     except ProtocolError as error:
         return Response(
             content=error.message.encode(), status_code=error.http_status, media_type="text/plain"
