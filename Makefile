@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.installed-test
 PORT   ?=
 
 .PHONY: run test test-fast lint style imports typecheck pytest bench screenshots install \
-	postgres-server chromium clean grpc-stubs
+	postgres-server chromium clean grpc-stubs js-sdk
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,10 +62,24 @@ chromium:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 	    >/dev/null; }
 
+# The @a2a-js/sdk agent and client of the interop tests (tests/interop/js): their pinned
+# packages (package.json, package-lock.json) into tests/interop/js/node_modules, which git
+# ignores, where npm is; where it is not, the tests that need them skip and say why.
+# --ignore-scripts: the one install script (protobufjs's) is a check the tests do not need.
+JS_DIR   := tests/interop/js
+JS_STAMP := $(JS_DIR)/node_modules/.package-lock.json
+
+js-sdk: $(JS_STAMP)
+
+$(JS_STAMP): $(JS_DIR)/package.json $(JS_DIR)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  cd $(JS_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error; \
+	else echo "npm is not installed: the @a2a-js/sdk interop tests will skip"; fi
+
 # Two workers: most tests wait on real processes and sockets, so two halve the wall time
 # on two cores. `make pytest PYTEST_WORKERS=0` runs them in one process.
 PYTEST_WORKERS ?= 2
-pytest: $(TEST_STAMP) postgres-server chromium
+pytest: $(TEST_STAMP) postgres-server chromium js-sdk
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 test: style typecheck imports pytest
