@@ -90,3 +90,24 @@ def test_make_screenshots_runs_the_script_with_the_test_extras_and_chromium(
     assert "VENV/bin/pip install --quiet -e '.[test]'" in lines
     assert "apt-get install -y -qq chromium" in " ".join(lines)
     assert lines[-1] == "VENV/bin/python -m scripts.console_screenshots --pages tasks"
+
+
+def test_make_js_sdk_installs_the_pinned_packages_only_where_npm_is(tmp_path: Path) -> None:
+    recipe = " ".join(dry_run(tmp_path, "--always-make", "js-sdk"))
+    assert "command -v npm" in recipe
+    assert "cd tests/interop/js && npm ci --ignore-scripts" in recipe
+
+
+def test_make_js_sdk_without_npm_says_the_tests_will_skip(tmp_path: Path) -> None:
+    make = shutil.which("make")
+    assert make is not None
+    done = subprocess.run(
+        [make, "--no-print-directory", "--always-make", "js-sdk", f"VENV={tmp_path / 'venv'}"],
+        cwd=ROOT,
+        env={"PATH": str(tmp_path)},  # no npm, no node
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "npm is not installed: the @a2a-js/sdk interop tests will skip"
