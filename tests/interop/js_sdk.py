@@ -149,8 +149,10 @@ class JsClient:
     in the A2A JSON form; `headers` go out as gRPC metadata. Requests run concurrently in the
     client, so a cancel can be sent while a stream is open."""
 
-    def __init__(self, node: _Node) -> None:
+    def __init__(self, node: _Node, transport: str) -> None:
         self._node = node
+        self.transport = transport
+        """The class name of the SDK transport the client chose from the card."""
         self._ids = count(1)
         self._answers: dict[str, MemoryObjectSendStream[dict[str, Any]]] = {}
 
@@ -218,7 +220,7 @@ async def js_client(target: str) -> AsyncIterator[JsClient]:
         if "error" in first:
             error = first["error"]
             raise JsError(error["name"], error["reason"], error["status"], error["message"])
-        client = JsClient(node)
+        client = JsClient(node, first["transport"])
         async with anyio.create_task_group() as group:
             group.start_soon(client.dispatch)
             yield client

@@ -94,6 +94,7 @@ async def collect(events: AsyncIterator[StreamResponse]) -> list[StreamResponse]
 
 async def test_js_client_sends_streams_and_gets_from_the_python_sdk() -> None:
     async with js_against_python_sdk() as client:
+        assert client.transport == "GrpcTransport"
         with anyio.fail_after(30):
             sent = await client.call("send", said("hello"))
             streamed = [event async for event in client.stream("stream", said("again"))]

@@ -4,8 +4,8 @@
 //
 // TARGET is an http(s) URL, whose agent card is fetched and must offer a GRPC interface (the
 // client knows no other binding), or a gRPC address HOST:PORT, for which a card with that one
-// GRPC interface stands in. Once the client exists it prints {"ready": true}, or
-// {"error": {...}} and exits 1.
+// GRPC interface stands in. Once the client exists it prints {"ready": true, "transport":
+// the class name of the SDK transport it chose}, or {"error": {...}} and exits 1.
 //
 // Then it reads requests, one JSON line each, from stdin, and runs each as it comes (a cancel
 // can overtake a stream still open):
@@ -31,7 +31,7 @@ import {
   SubscribeToTaskRequest,
   Task,
 } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
+import { ClientFactory } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 
 function write(line) {
@@ -93,11 +93,9 @@ async function answer(client, request) {
 }
 
 async function connect(target) {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new GrpcTransportFactory()],
-    }),
-  );
+  // Not ClientFactoryOptions.default, whose JSON-RPC and HTTP+JSON transports would serve a
+  // card that lists them beside gRPC.
+  const factory = new ClientFactory({ transports: [new GrpcTransportFactory()] });
   if (/^https?:\/\//.test(target)) {
     return factory.createFromUrl(target);
   }
@@ -121,7 +119,7 @@ try {
   write({ error: errorOf(error) });
   process.exit(1);
 }
-write({ ready: true });
+write({ ready: true, transport: client.transport.constructor.name });
 
 const pending = [];
 for await (const line of createInterface({ input: process.stdin })) {
