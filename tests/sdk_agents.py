@@ -1,15 +1,18 @@
 """A partner agent on the official a2a-sdk, for the tests that need one: its card and the
 Starlette app that serves it, over JSON-RPC (1.0, or 0.3 through the SDK's compatibility
-mode) or HTTP+JSON."""
+mode) or HTTP+JSON; or the SDK's gRPC server serving it over gRPC only, its card over HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
+import grpc
 from a2a.helpers.proto_helpers import get_message_text, new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
@@ -20,9 +23,39 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
     TaskState,
 )
+from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
 from starlette.applications import Starlette
 
-__all__ = ["open_task", "sdk_agent"]
+from hub.testing import serve_on_loopback
+
+__all__ = ["GrpcAgent", "open_task", "sdk_agent", "sdk_grpc_agent"]
+
+
+def _card(
+    url: str,
+    binding: str,
+    version: str,
+    *,
+    name: str,
+    description: str,
+    skill: AgentSkill,
+    streaming: bool,
+    extensions: Sequence[AgentExtension],
+) -> AgentCard:
+    return AgentCard(
+        name=name,
+        description=description,
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
+        ],
+        capabilities=AgentCapabilities(
+            streaming=streaming, push_notifications=False, extensions=list(extensions)
+        ),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[skill],
+    )
 
 
 def sdk_agent(
@@ -39,23 +72,15 @@ def sdk_agent(
 ) -> Starlette:
     """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
     one interface of `binding` and `version`, the one `skill` and the `extensions`."""
-    card = AgentCard(
+    card = _card(
+        url + "/" if binding == "JSONRPC" else url,
+        binding,
+        version,
         name=name,
         description=description,
-        version="1.0.0",
-        supported_interfaces=[
-            AgentInterface(
-                url=url + "/" if binding == "JSONRPC" else url,
-                protocol_binding=binding,
-                protocol_version=version,
-            )
-        ],
-        capabilities=AgentCapabilities(
-            streaming=streaming, push_notifications=False, extensions=list(extensions)
-        ),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[skill],
+        skill=skill,
+        streaming=streaming,
+        extensions=extensions,
     )
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
@@ -79,3 +104,66 @@ async def open_task(context: RequestContext, event_queue: EventQueue) -> tuple[T
         )
     text = get_message_text(context.message) if context.message is not None else ""
     return TaskUpdater(event_queue, task_id, context_id), text
+
+
+@dataclass(slots=True)
+class GrpcAgent:
+    """An SDK agent served over gRPC only: its card at `url` (HTTP), its one interface the
+    gRPC `target`; `cut` stops the gRPC server at once (every call on it broken, the
+    agent's tasks left running) and serves the same agent again on the same port."""
+
+    url: str
+    target: str
+    card: AgentCard
+    handler: GrpcHandler
+    server: grpc.aio.Server
+
+    async def cut(self) -> None:
+        await self.server.stop(grace=None)
+        self.server = grpc.aio.server()
+        self.server.add_insecure_port(self.target)
+        add_A2AServiceServicer_to_server(self.handler, self.server)
+        await self.server.start()
+
+
+@asynccontextmanager
+async def sdk_grpc_agent(
+    executor: AgentExecutor,
+    *,
+    name: str,
+    description: str,
+    skill: AgentSkill,
+    streaming: bool = True,
+    extensions: Sequence[AgentExtension] = (),
+) -> AsyncIterator[GrpcAgent]:
+    """The SDK's gRPC server serving `executor` on a loopback port, its card (one GRPC 1.0
+    interface, `host:port`) served over HTTP on another; both stopped on exit."""
+    server = grpc.aio.server()
+    port = server.add_insecure_port("127.0.0.1:0")
+    target = f"127.0.0.1:{port}"
+    card = _card(
+        target,
+        "GRPC",
+        "1.0",
+        name=name,
+        description=description,
+        skill=skill,
+        streaming=streaming,
+        extensions=extensions,
+    )
+    handler = GrpcHandler(
+        DefaultRequestHandler(
+            agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+        )
+    )
+    add_A2AServiceServicer_to_server(handler, server)
+    await server.start()
+    agent = None
+    try:
+        async with serve_on_loopback(
+            lambda _: Starlette(routes=create_agent_card_routes(card))
+        ) as url:
+            agent = GrpcAgent(url=url, target=target, card=card, handler=handler, server=server)
+            yield agent
+    finally:
+        await (agent.server if agent is not None else server).stop(grace=None)

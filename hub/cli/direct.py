@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -123,7 +124,14 @@ async def _client(
                 skills=[],
             )
         headers = {**compose_headers(args), **credentials(args, card)}
-        client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
+        client = A2AClient(
+            card,
+            http=http,
+            agent_name=url,
+            timeouts=timeouts,
+            headers=headers,
+            tls=urlsplit(url).scheme == "https",
+        )
         try:
             yield client
         except (RemoteRpcError, InvalidAgentResponseError) as exc:
@@ -133,6 +141,8 @@ async def _client(
                 f"no A2A agent card at {missing}, and {url} does not answer A2A JSON-RPC "
                 "either; check the URL (give the agent's base URL, or its card's URL)"
             ) from exc
+        finally:
+            await client.aclose()
 
 
 async def print_card(url: str) -> int:

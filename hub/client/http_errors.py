@@ -50,12 +50,14 @@ from hub.errors import (
     ClientError,
     ConnectionLostError,
     InvalidAgentResponseError,
+    ProtocolError,
     RemoteRpcError,
 )
 from hub.protocol.urls import shown_url
 
 __all__ = [
     "check_status",
+    "code_of_reason",
     "fault_of",
     "invalid_response",
     "read_json",
@@ -177,6 +179,22 @@ def remote_error(
     where = _where(response.request) if response is not None and _has_request(response) else None
     detail = "; ".join(part for part in (where, f"its message: {message!r}") if part)
     return RemoteRpcError(text, code=code, data=data, detail=detail, told=told)
+
+
+def code_of_reason(reason: str) -> int | None:
+    """The code of the error an `ErrorInfo.reason` names (`TASK_NOT_FOUND` → -32001), from
+    the hub's own error table, so a REST or gRPC error reads the same as the JSON-RPC one;
+    None for a reason the table does not hold."""
+    return _CODE_OF_REASON.get(reason)
+
+
+def _subclasses(cls: type[ProtocolError]) -> Iterator[type[ProtocolError]]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+_CODE_OF_REASON = {error.reason: error.code for error in _subclasses(ProtocolError)}
 
 
 def _bounded(message: str) -> str:

@@ -8,7 +8,7 @@ names (or the HTTP status when the reason is not an A2A one).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -20,13 +20,14 @@ from pydantic import ValidationError
 from hub.client.http_client import send_request
 from hub.client.http_errors import (
     check_status,
+    code_of_reason,
     invalid_response,
     read_json,
     remote_error,
     translate_http_errors,
 )
 from hub.client.transport import EventStream, TransportOptions, open_event_stream
-from hub.errors import ProtocolError, RemoteRpcError
+from hub.errors import RemoteRpcError
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -51,17 +52,6 @@ __all__ = ["RestTransport"]
 T = TypeVar("T")
 
 _CONTENT_TYPE = "application/a2a+json"
-
-
-def _subclasses(cls: type[ProtocolError]) -> Iterator[type[ProtocolError]]:
-    for sub in cls.__subclasses__():
-        yield sub
-        yield from _subclasses(sub)
-
-
-# The A2A code behind each `ErrorInfo.reason`, from the hub's own error table, so a REST
-# error reads the same as the JSON-RPC one.
-_CODE_OF_REASON = {error.reason: error.code for error in _subclasses(ProtocolError)}
 
 
 class RestTransport:
@@ -242,7 +232,8 @@ def _status_error(
         ),
         None,
     )
-    code = _CODE_OF_REASON.get(reason, http_status) if isinstance(reason, str) else http_status
+    code = code_of_reason(reason) if isinstance(reason, str) else None
+    code = http_status if code is None else code
     message = error.get("message") or error.get("status") or f"HTTP {http_status}"
     return remote_error(
         agent_name,

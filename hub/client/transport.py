@@ -50,19 +50,24 @@ class TransportOptions:
         headers: extra headers sent with every request (authentication, tracing).
         timeout: connect, read, write and pool timeouts for each request.
         tenant: the interface's tenant, copied into every request that has one (§8.3.2).
+        tls: whether a binding whose interface URL does not say (gRPC's `host:port`) is
+            spoken over TLS; None for yes. The hub sets it from the scheme of the URL the
+            card was read from.
     """
 
     agent_name: str
     headers: dict[str, str] = field(default_factory=dict)
     timeout: httpx.Timeout = field(default_factory=lambda: httpx.Timeout(10.0, read=60.0))
     tenant: str | None = None
+    tls: bool | None = None
 
 
 class Transport(Protocol):
-    """One binding (JSON-RPC, HTTP+JSON) at one protocol version, seen as 1.0 objects.
+    """One binding (JSON-RPC, HTTP+JSON, gRPC) at one protocol version, seen as 1.0 objects.
 
-    Every method raises the errors of `hub.client.http_errors.translate_http_errors`, and
-    `RemoteRpcError` when the partner answers with a protocol error.
+    Every method raises the errors of `hub.client.http_errors.translate_http_errors` (the
+    same ones over gRPC: `hub.client.grpc_errors`), and `RemoteRpcError` when the partner
+    answers with a protocol error.
     """
 
     async def send(self, request: SendMessageRequest) -> SendMessageResponse:

@@ -25,6 +25,7 @@ from hub.client import (
     BreakerState,
     CardCache,
     CardRecord,
+    GrpcChannels,
     RetryPolicy,
     build_http_client,
     fault_of,
@@ -48,7 +49,8 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
     """The registry's enabled partners, by name, as tools (`partners["research"]`): every
     one, whoever calls; `PartnerView` is what a caller limited to some of them gets.
 
-    Use it as an async context manager: it closes the HTTP clients it made.
+    Use it as an async context manager: it closes the HTTP clients it made and the gRPC
+    channels of its gRPC partners (one per target, kept across card changes).
 
     Args:
         registry: the partners to serve.
@@ -75,6 +77,7 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         self._own_http = http is None
         self._cards = cards
         self._retry = retry
+        self._channels = GrpcChannels()
 
     async def __aenter__(self) -> Partners:
         return self
@@ -88,12 +91,13 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP clients this object made."""
+        """Close the HTTP clients and the gRPC channels this object made."""
         if self._own_http and self._http is not None:
             await self._http.aclose()
             self._http = None
             self._cards = None
         await self._runtime.aclose()
+        await self._channels.aclose()
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -196,7 +200,7 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
             partner.breaker.before_call()
         card = await self.card(name)
         http = self._runtime.http if partner.runtime is not None else self.http
-        return partner.client_for(card, http=http, retry=self._retry)
+        return partner.client_for(card, http=http, channels=self._channels, retry=self._retry)
 
     async def warm(self, *, within: float = WARM_TIMEOUT) -> dict[str, str | None]:
         """Read every partner's card at once (at most 16 in flight, for at most `within`

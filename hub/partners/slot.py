@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 
-from hub.client import A2AClient, CircuitBreaker, RetryPolicy, Timeouts
+from hub.client import A2AClient, CircuitBreaker, GrpcChannels, RetryPolicy, Timeouts
 from hub.errors import CardFetchError, ConfigError
 from hub.partners.runtime import RuntimePartner
 from hub.protocol import AgentCard
@@ -82,11 +83,20 @@ class PartnerSlot:
         return False
 
     def client_for(
-        self, card: AgentCard, *, http: httpx.AsyncClient, retry: RetryPolicy | None
+        self,
+        card: AgentCard,
+        *,
+        http: httpx.AsyncClient,
+        channels: GrpcChannels,
+        retry: RetryPolicy | None,
     ) -> A2AClient:
-        """The client built from `card` (the one built before, while the card is the same)."""
+        """The client built from `card` (the one built before, while the card is the same).
+
+        A gRPC interface whose URL names no scheme is called over TLS unless the entry's
+        card is read over plain HTTP."""
         if self.client is None or self.client.card is not card:
             entry = self.entry
+            card_url = entry.card_url
             self.client = A2AClient(
                 card,
                 http=http,
@@ -101,6 +111,8 @@ class PartnerSlot:
                 ),
                 retry=retry,
                 breaker=self.breaker,
+                channels=channels,
+                tls=None if card_url is None else urlsplit(card_url).scheme != "http",
             )
         return self.client
 

@@ -171,7 +171,8 @@ class ProtocolSettings(StrictModel):
     """Which of the partner card's interfaces the hub may use; `auto` allows any."""
 
     version: Literal["auto", "1.0", "0.3"] = "auto"
-    binding: Literal["auto", "jsonrpc", "http+json"] = "auto"
+    binding: Literal["auto", "jsonrpc", "http+json", "grpc"] = "auto"
+    """`grpc` needs the `grpc` extra (`pip install 'a2a-hub[grpc]'`)."""
 
     @field_validator("version", mode="before")
     @classmethod

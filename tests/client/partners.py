@@ -7,6 +7,7 @@ Every partner answers "hello"-style text with an echo artifact and a completed t
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -27,7 +28,7 @@ from hub.protocol import Part
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
-from tests.sdk_agents import open_task, sdk_agent
+from tests.sdk_agents import GrpcAgent, open_task, sdk_agent, sdk_grpc_agent
 
 WAIT = "wait"
 
@@ -88,6 +89,16 @@ def sdk_rest(url: str) -> Starlette:
 def sdk_v03(url: str) -> Starlette:
     """The SDK in its 0.3 mode: a card with only a 0.3 JSON-RPC interface."""
     return _sdk(url, "JSONRPC", "0.3")
+
+
+def sdk_grpc() -> AbstractAsyncContextManager[GrpcAgent]:
+    """The SDK speaking A2A 1.0 over gRPC only (its card over HTTP)."""
+    return sdk_grpc_agent(
+        EchoOrWaitExecutor(),
+        name="sdk-grpc-1.0",
+        description="a2a-sdk partner for the client tests",
+        skill=ECHO,
+    )
 
 
 @skill(id="router", description="echoes, or works until canceled when asked to wait")

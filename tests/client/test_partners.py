@@ -22,6 +22,7 @@ EXPECTED_INTERFACE = {
     "sdk-jsonrpc-1.0": ("JSONRPC", "1.0"),
     "sdk-rest-1.0": ("HTTP+JSON", "1.0"),
     "sdk-jsonrpc-0.3": ("JSONRPC", "0.3"),
+    "sdk-grpc-1.0": ("GRPC", "1.0"),
 }
 
 

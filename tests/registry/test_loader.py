@@ -215,9 +215,9 @@ def entry_with(lines: str) -> str:
             id="bad-protocol-version",
         ),
         pytest.param(
-            entry_with("    url: https://x.example.com\n    protocol: {binding: grpc}\n"),
+            entry_with("    url: https://x.example.com\n    protocol: {binding: soap}\n"),
             5,
-            ["agents.0.protocol.binding", "'auto', 'jsonrpc' or 'http+json'"],
+            ["agents.0.protocol.binding", "'auto', 'jsonrpc', 'http+json' or 'grpc'"],
             id="bad-binding",
         ),
         pytest.param(
