@@ -28,7 +28,12 @@ from hub.client.grpc_channels import GrpcChannels, grpc_target
 from hub.client.grpc_errors import translate_grpc_errors
 from hub.client.http_errors import invalid_response
 from hub.client.transport import EventStream, TransportOptions
-from hub.errors import AgentTimeoutError, AgentUnreachableError, InvalidParamsError
+from hub.errors import (
+    AgentTimeoutError,
+    AgentUnreachableError,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+)
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -170,8 +175,10 @@ class GrpcTransport:
         method = getattr(await self._stub_for(), rpc)
         with translate_grpc_errors(self._agent, rpc):
             call = method(proto, metadata=self._call_metadata(), timeout=self._deadline())
-            answer: message.Message = await call
+            answer: message.Message | None = await call
             self._note_extensions(await call.initial_metadata())
+        if answer is None:  # grpcio's word for bytes that do not parse as the answer
+            raise self._unreadable(rpc)
         return answer
 
     @asynccontextmanager
@@ -207,6 +214,8 @@ class GrpcTransport:
             if item is grpc.aio.EOF:
                 self._note_extensions(await call.trailing_metadata())
                 return
+            if item is None:
+                raise self._unreadable(rpc)
             yield self._parse(item, StreamResponse)
 
     async def _stub_for(self) -> A2AServiceStub:
@@ -259,6 +268,13 @@ class GrpcTransport:
             return
         scope.forward_extensions.note(
             value for key, value in metadata if key == _EXTENSIONS and isinstance(value, str)
+        )
+
+    def _unreadable(self, rpc: str) -> InvalidAgentResponseError:
+        return invalid_response(
+            self._agent,
+            f"a {rpc} answer that is not the gRPC message it should be",
+            detail=f"gRPC target {self._target}",
         )
 
     def _parse(self, proto: Any, model_type: type[Model]) -> Model:
