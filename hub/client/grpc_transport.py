@@ -176,7 +176,9 @@ class GrpcTransport:
         with translate_grpc_errors(self._agent, rpc):
             call = method(proto, metadata=self._call_metadata(), timeout=self._deadline())
             answer: message.Message | None = await call
-            self._note_extensions(await call.initial_metadata())
+            if self._forwards():
+                self._note_extensions(await call.initial_metadata())
+                self._note_extensions(await call.trailing_metadata())
         if answer is None:  # grpcio's word for bytes that do not parse as the answer
             raise self._unreadable(rpc)
         return answer
@@ -210,9 +212,11 @@ class GrpcTransport:
                     ) from None
                 if first:
                     first = False
-                    self._note_extensions(await call.initial_metadata())
+                    if self._forwards():
+                        self._note_extensions(await call.initial_metadata())
             if item is grpc.aio.EOF:
-                self._note_extensions(await call.trailing_metadata())
+                if self._forwards():
+                    self._note_extensions(await call.trailing_metadata())
                 return
             if item is None:
                 raise self._unreadable(rpc)
@@ -261,6 +265,13 @@ class GrpcTransport:
     def _deadline(self) -> float | None:
         scope = current_scope()
         return scope.within(self._unary_timeout) if scope is not None else self._unary_timeout
+
+    @staticmethod
+    def _forwards() -> bool:
+        """Whether this call is one the gateway forwards (the partner's activated extensions
+        then matter); the metadata is read only then."""
+        scope = current_scope()
+        return scope is not None and scope.forward_extensions is not None
 
     def _note_extensions(self, metadata: Iterable[tuple[str, Any]] | None) -> None:
         scope = current_scope()

@@ -1,0 +1,162 @@
+"""The gateway's three doors (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3) to a partner that
+speaks only gRPC (the official a2a-sdk's gRPC server): answers, streams and errors cross
+between the bindings, and the caller's A2A extensions reach the partner as gRPC metadata,
+those it activates coming back under the caller's version's header."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from a2a.server.agent_execution import RequestContext
+from a2a.server.events import EventQueue
+from litestar import Litestar
+
+from hub.app import create_app
+from hub.client import A2AClient, user_message
+from hub.config import ServerSettings, Settings, StoreSettings
+from hub.errors import RemoteRpcError
+from hub.partners import Partners
+from hub.protocol import Task, TaskState
+from hub.registry import load_registry
+from hub.skills.echo import echo
+from hub.store import MemoryTaskStore
+from hub.testing import serve_on_loopback
+from tests.client.partners import ECHO, EchoOrWaitExecutor
+from tests.sdk_agents import sdk_grpc_agent
+
+pytestmark = pytest.mark.anyio
+
+TAG = "https://example.com/extensions/tag/v1"
+DOORS = [("1.0", "jsonrpc"), ("1.0", "http+json"), ("0.3", "jsonrpc")]
+
+
+class Activating(EchoOrWaitExecutor):
+    """Echoes, keeping the extensions each request listed; activates `TAG` when listed, in
+    the gRPC call's trailing metadata (the SDK has no way of its own to say so)."""
+
+    def __init__(self) -> None:
+        self.requested: list[set[str]] = []
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        listed = set(context.requested_extensions)
+        self.requested.append(listed)
+        if TAG in listed:
+            grpc_context = context.call_context.state["grpc_context"]
+            grpc_context.set_trailing_metadata((("a2a-extensions", TAG),))
+        await super().execute(context, event_queue)
+
+
+@dataclass(frozen=True)
+class Bed:
+    hub_url: str
+    executor: Activating
+
+
+@pytest.fixture
+async def bed(tmp_path: Path) -> AsyncIterator[Bed]:
+    executor = Activating()
+    async with sdk_grpc_agent(
+        executor, name="grpc-only", description="speaks gRPC only", skill=ECHO
+    ) as partner:
+        path = tmp_path / "agents.yaml"
+        path.write_text(f"version: 1\nagents:\n  - name: rpc\n    url: {partner.url}\n")
+
+        def build(url: str) -> Litestar:
+            settings = Settings(
+                server=ServerSettings(public_url=url), store=StoreSettings(kind="memory")
+            )
+            return create_app(
+                settings,
+                store=MemoryTaskStore(),
+                skills={"echo": echo},
+                partners=Partners(load_registry(path)),
+            )
+
+        async with serve_on_loopback(build) as hub_url:
+            yield Bed(hub_url, executor)
+
+
+def _text(task: Task) -> str:
+    return "".join(p.text or "" for a in task.artifacts or [] for p in a.parts)
+
+
+@pytest.mark.parametrize(("version", "binding"), DOORS)
+async def test_each_door_sends_and_streams_to_the_grpc_partner(
+    bed: Bed, version: str, binding: str
+) -> None:
+    async with httpx.AsyncClient() as http:
+        client = await A2AClient.from_url(
+            f"{bed.hub_url}/agents/rpc", http=http, protocol_version=version, binding=binding
+        )
+        with anyio.fail_after(15):
+            sent = await client.send(user_message("hello"))
+            async with client.stream(user_message("streamed")) as events:
+                seen = [event async for event in events]
+            assert isinstance(sent, Task)
+            fetched = await client.get_task(sent.id)
+
+    assert sent.status.state is TaskState.COMPLETED
+    assert _text(sent) == _text(fetched) == "hello"
+    final = seen[-1].status_update
+    assert final is not None
+    assert final.status.state is TaskState.COMPLETED
+    texts = [
+        part.text
+        for event in seen
+        if event.artifact_update is not None
+        for part in event.artifact_update.artifact.parts
+    ]
+    assert texts == ["streamed"]
+
+
+@pytest.mark.parametrize(("version", "binding"), DOORS)
+async def test_the_grpc_partners_task_not_found_keeps_its_code_at_each_door(
+    bed: Bed, version: str, binding: str
+) -> None:
+    async with httpx.AsyncClient() as http:
+        client = await A2AClient.from_url(
+            f"{bed.hub_url}/agents/rpc", http=http, protocol_version=version, binding=binding
+        )
+        with anyio.fail_after(15), pytest.raises(RemoteRpcError) as caught:
+            await client.get_task("no-such-task")
+
+    assert caught.value.code == -32001
+
+
+@pytest.mark.parametrize(
+    ("version", "header", "path"),
+    [
+        ("1.0", "A2A-Extensions", ""),
+        ("1.0", "A2A-Extensions", "/message:send"),
+        ("0.3", "X-A2A-Extensions", ""),
+    ],
+)
+async def test_the_callers_extensions_reach_the_grpc_partner_and_come_back(
+    bed: Bed, version: str, header: str, path: str
+) -> None:
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    if version == "0.3":
+        message = {
+            "messageId": "m1",
+            "role": "user",
+            "kind": "message",
+            "parts": [{"kind": "text", "text": "hi"}],
+        }
+    body: dict[str, object] = {"message": message}
+    if not path:
+        method = "message/send" if version == "0.3" else "SendMessage"
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": body}
+    headers = {"A2A-Version": version, header: f"{TAG}, https://example.com/other/v1"}
+    async with httpx.AsyncClient() as http:
+        with anyio.fail_after(15):
+            answer = await http.post(f"{bed.hub_url}/agents/rpc{path}", json=body, headers=headers)
+
+    assert answer.status_code == 200, answer.text
+    assert "error" not in answer.json()
+    assert bed.executor.requested == [{TAG, "https://example.com/other/v1"}]
+    assert answer.headers.get(header) == TAG
