@@ -1,0 +1,58 @@
+"""`a2a-hub send URL` and `a2a-hub call NAME` to an agent whose card offers only gRPC (the
+official a2a-sdk's gRPC server), as real CLI processes: the answer, a stream's chunks, and
+a task the agent does not know."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.client.partners import ECHO, EchoOrWaitExecutor
+from tests.sdk_agents import GrpcAgent, sdk_grpc_agent
+
+from .test_cli_agents import a2a_hub, agents_at, ok
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def agent() -> AsyncIterator[GrpcAgent]:
+    async with sdk_grpc_agent(
+        EchoOrWaitExecutor(), name="grpc-only", description="speaks gRPC only", skill=ECHO
+    ) as served:
+        yield served
+
+
+async def test_send_to_a_grpc_only_agent_prints_its_answer(
+    tmp_path: Path, agent: GrpcAgent
+) -> None:
+    out = (await ok("send", agent.url, "hello over grpc", cwd=tmp_path)).splitlines()
+
+    assert out[0].startswith("task ")
+    assert out[0].endswith(": completed")
+    assert out[1:] == ["  artifact echo: hello over grpc"]
+
+
+async def test_send_stream_to_a_grpc_only_agent_prints_each_event(
+    tmp_path: Path, agent: GrpcAgent
+) -> None:
+    out = (await ok("send", "--stream", agent.url, "streamed", cwd=tmp_path)).splitlines()
+    raw = await ok("send", "--stream", "--raw", agent.url, "streamed", cwd=tmp_path)
+
+    assert out[0].startswith("[task] ")
+    assert out[1:] == ["streamed", "[status] completed"]
+    assert "[artifact] echo: streamed" in raw.splitlines()
+
+
+async def test_call_names_a_grpc_partner_of_agents_yaml(tmp_path: Path, agent: GrpcAgent) -> None:
+    agents_at(tmp_path, {"rpc": agent.url})
+
+    out = await ok("call", "rpc", "hi there", cwd=tmp_path)
+    missing = await a2a_hub("tasks", "get", "no-such-task", "--url", agent.url, cwd=tmp_path)
+
+    assert out.splitlines()[1:] == ["  echo: hi there"]
+    assert missing.returncode == 1, missing.stdout + missing.stderr
+    assert "Traceback" not in missing.stderr
+    assert "TASK_NOT_FOUND" in missing.stderr
