@@ -113,6 +113,7 @@ class A2AClient:
             when not given, the client keeps its own, which `aclose` closes.
         tls: whether a gRPC interface whose URL names no scheme is called over TLS; None
             for yes (`from_url` sets it from the card URL's scheme).
+        grpc: whether a gRPC interface may be chosen (`choose_interface`).
 
     Raises:
         NoSupportedInterfaceError: the card offers nothing this client speaks.
@@ -133,11 +134,12 @@ class A2AClient:
         resume: ResumePolicy | None = None,
         channels: GrpcChannels | None = None,
         tls: bool | None = None,
+        grpc: bool = True,
     ) -> None:
         self.card = card
         self.agent_name = agent_name or card.name
         self.interface, self.protocol_version = choose_interface(
-            card, protocol_version=protocol_version, binding=binding
+            card, protocol_version=protocol_version, binding=binding, grpc=grpc
         )
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()

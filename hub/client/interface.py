@@ -65,6 +65,7 @@ def choose_interface(
     *,
     protocol_version: str | None = None,
     binding: str | None = None,
+    grpc: bool = True,
 ) -> tuple[AgentInterface, str]:
     """The first interface of the card that this client speaks, within the override.
 
@@ -74,6 +75,8 @@ def choose_interface(
             for any.
         binding: only consider this binding (`"jsonrpc"`, `"http+json"`, `"grpc"`); None or
             `"auto"` for any.
+        grpc: whether a gRPC interface may be chosen (not for a partner added at run time,
+            whose calls must pass the SSRF guard, which sees HTTP requests only).
 
     Returns:
         The interface and the version to speak to it (`"1.0"` or `"0.3"`).
@@ -86,7 +89,7 @@ def choose_interface(
     want_binding = None if binding in (None, "auto") else normalize_binding(binding)
     if want_version is not None:
         want_version = normalize_version(want_version) or want_version
-    speaks = supported()
+    speaks = supported() if grpc else SUPPORTED
     needs_extra = False
     for interface in card.supported_interfaces:
         version = normalize_version(interface.protocol_version)
@@ -97,7 +100,7 @@ def choose_interface(
             continue
         if version is not None and (kind, version) in speaks:
             return interface, version
-        needs_extra = needs_extra or (kind, version) == _GRPC
+        needs_extra = needs_extra or (grpc and (kind, version) == _GRPC)
     offered = ", ".join(
         f"{i.protocol_binding} {i.protocol_version}" for i in card.supported_interfaces
     )
@@ -105,7 +108,7 @@ def choose_interface(
     names = ", ".join(f"{kind} {version}" for kind, version in sorted(speaks, reverse=True))
     fix = (
         f"; gRPC needs the grpc extra: {GRPC_INSTALL}"
-        if needs_extra or (want_binding == BINDING_GRPC and _GRPC not in speaks)
+        if needs_extra or (grpc and want_binding == BINDING_GRPC and _GRPC not in speaks)
         else ""
     )
     raise NoSupportedInterfaceError(

@@ -113,6 +113,7 @@ class PartnerSlot:
                 breaker=self.breaker,
                 channels=channels,
                 tls=None if card_url is None else urlsplit(card_url).scheme != "http",
+                grpc=self.runtime is None,  # the SSRF guard sees HTTP calls only
             )
         return self.client
 

@@ -183,3 +183,15 @@ def test_connect_errors_become_unreachable_and_read_errors_lost() -> None:
         raise httpx.ReadError("reset")
     with pytest.raises(AgentTimeoutError, match="'billing'"), translate_http_errors("billing"):
         raise httpx.ReadTimeout("slow")
+
+
+def test_a_partner_added_at_run_time_is_never_spoken_to_over_grpc() -> None:
+    both = card_with(("GRPC", "1.0"), ("JSONRPC", "1.0"))
+    only = card_with(("GRPC", "1.0"))
+
+    interface, _ = choose_interface(both, grpc=False)
+    with pytest.raises(NoSupportedInterfaceError) as refused:
+        choose_interface(only, grpc=False)
+
+    assert interface.protocol_binding == "JSONRPC"
+    assert "pip install" not in str(refused.value)
