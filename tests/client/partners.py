@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.protocol import Part
+from hub.protocol import Part, StreamResponse, TaskState
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
@@ -43,6 +43,22 @@ async def delegated_wait(hub: A2AClient) -> str:
             if event.status_update is not None:
                 break
     return task_id
+
+
+def streamed_texts(events: list[StreamResponse]) -> list[str]:
+    """The text of each artifact part the stream's events carried, in order."""
+    return [
+        part.text or ""
+        for event in events
+        if event.artifact_update is not None
+        for part in event.artifact_update.artifact.parts
+    ]
+
+
+def final_state(events: list[StreamResponse]) -> TaskState | None:
+    """The state the stream's last event, a status update, ends in (None if it is not one)."""
+    last = events[-1].status_update if events else None
+    return last.status.state if last is not None else None
 
 
 class EchoOrWaitExecutor(AgentExecutor):

@@ -28,7 +28,14 @@ from hub.skills.delegate import delegate
 from hub.skills.swarm import swarm
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from tests.client.partners import ECHO, WAIT, EchoOrWaitExecutor, delegated_wait
+from tests.client.partners import (
+    ECHO,
+    WAIT,
+    EchoOrWaitExecutor,
+    delegated_wait,
+    final_state,
+    streamed_texts,
+)
 from tests.multiturn.partners import QUESTION, AskingExecutor, greet
 from tests.sdk_agents import GrpcAgent, open_task, sdk_grpc_agent
 
@@ -84,16 +91,8 @@ async def test_a_question_over_grpc_is_answered_in_a_follow_up(http: httpx.Async
     assert asked.status.state is TaskState.INPUT_REQUIRED
     assert asked.status.message is not None
     assert asked.status.message.text() == QUESTION
-    final = seen[-1].status_update
-    assert final is not None
-    assert final.status.state is TaskState.COMPLETED
-    texts = [
-        part.text
-        for event in seen
-        if event.artifact_update is not None
-        for part in event.artifact_update.artifact.parts
-    ]
-    assert texts == [greet("Ada")]
+    assert final_state(seen) is TaskState.COMPLETED
+    assert streamed_texts(seen) == [greet("Ada")]
 
 
 async def test_a_stream_cut_when_the_server_stops_is_resumed_without_a_loss_or_a_repeat(
@@ -114,16 +113,8 @@ async def test_a_stream_cut_when_the_server_stops_is_resumed_without_a_loss_or_a
         finally:
             await client.aclose()
 
-    text = "".join(
-        part.text or ""
-        for event in seen
-        if event.artifact_update is not None
-        for part in event.artifact_update.artifact.parts
-    )
-    assert text == "one two"
-    final = seen[-1].status_update
-    assert final is not None
-    assert final.status.state is TaskState.COMPLETED
+    assert "".join(streamed_texts(seen)) == "one two"
+    assert final_state(seen) is TaskState.COMPLETED
     assert client.breaker.snapshot().consecutive_failures == 0
 
 
@@ -198,9 +189,7 @@ async def test_delegate_relays_a_grpc_partners_answer_and_its_question(
     assert asked.status.state is TaskState.INPUT_REQUIRED
     assert asked.status.message is not None
     assert asked.status.message.text() == QUESTION
-    final = streamed[-1].status_update
-    assert final is not None
-    assert final.status.state is TaskState.COMPLETED
+    assert final_state(streamed) is TaskState.COMPLETED
     done = await client.get_task(asked.id)
     assert greet("Ada") in _text(done)
 

@@ -4,6 +4,7 @@ a task the agent does not know."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from tests.client.partners import ECHO, EchoOrWaitExecutor
 from tests.sdk_agents import GrpcAgent, sdk_grpc_agent
 
+from .hubproc import ROOT
 from .test_cli_agents import a2a_hub, agents_at, ok
 
 pytestmark = pytest.mark.anyio
@@ -56,3 +58,20 @@ async def test_call_names_a_grpc_partner_of_agents_yaml(tmp_path: Path, agent: G
     assert missing.returncode == 1, missing.stdout + missing.stderr
     assert "Traceback" not in missing.stderr
     assert "TASK_NOT_FOUND" in missing.stderr
+
+
+async def test_without_the_grpc_extra_send_names_the_pip_command(
+    tmp_path: Path, agent: GrpcAgent
+) -> None:
+    hidden = tmp_path / "no_grpc"
+    hidden.mkdir()
+    # Run before anything else in the process: grpc as if it were not installed.
+    (hidden / "sitecustomize.py").write_text("import sys\nsys.modules['grpc'] = None\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(hidden), str(ROOT)])}
+
+    done = await a2a_hub("send", agent.url, "hello", cwd=tmp_path, env=env)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "offered: GRPC 1.0" in done.stderr
+    assert done.stderr.rstrip().endswith("gRPC needs the grpc extra: pip install 'a2a-hub[grpc]'")

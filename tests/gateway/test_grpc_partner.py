@@ -26,7 +26,7 @@ from hub.registry import load_registry
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
-from tests.client.partners import ECHO, EchoOrWaitExecutor
+from tests.client.partners import ECHO, EchoOrWaitExecutor, final_state, streamed_texts
 from tests.sdk_agents import sdk_grpc_agent
 
 pytestmark = pytest.mark.anyio
@@ -85,45 +85,35 @@ def _text(task: Task) -> str:
     return "".join(p.text or "" for a in task.artifacts or [] for p in a.parts)
 
 
-@pytest.mark.parametrize(("version", "binding"), DOORS)
-async def test_each_door_sends_and_streams_to_the_grpc_partner(
-    bed: Bed, version: str, binding: str
-) -> None:
+@pytest.fixture(params=DOORS, ids=["jsonrpc-1.0", "rest-1.0", "jsonrpc-0.3"])
+async def door(bed: Bed, request: pytest.FixtureRequest) -> AsyncIterator[A2AClient]:
+    """A client of the gRPC partner through one of the gateway's doors."""
+    version, binding = request.param
     async with httpx.AsyncClient() as http:
-        client = await A2AClient.from_url(
+        yield await A2AClient.from_url(
             f"{bed.hub_url}/agents/rpc", http=http, protocol_version=version, binding=binding
         )
-        with anyio.fail_after(15):
-            sent = await client.send(user_message("hello"))
-            async with client.stream(user_message("streamed")) as events:
-                seen = [event async for event in events]
-            assert isinstance(sent, Task)
-            fetched = await client.get_task(sent.id)
+
+
+async def test_each_door_sends_and_streams_to_the_grpc_partner(door: A2AClient) -> None:
+    with anyio.fail_after(15):
+        sent = await door.send(user_message("hello"))
+        async with door.stream(user_message("streamed")) as events:
+            seen = [event async for event in events]
+        assert isinstance(sent, Task)
+        fetched = await door.get_task(sent.id)
 
     assert sent.status.state is TaskState.COMPLETED
     assert _text(sent) == _text(fetched) == "hello"
-    final = seen[-1].status_update
-    assert final is not None
-    assert final.status.state is TaskState.COMPLETED
-    texts = [
-        part.text
-        for event in seen
-        if event.artifact_update is not None
-        for part in event.artifact_update.artifact.parts
-    ]
-    assert texts == ["streamed"]
+    assert final_state(seen) is TaskState.COMPLETED
+    assert streamed_texts(seen) == ["streamed"]
 
 
-@pytest.mark.parametrize(("version", "binding"), DOORS)
 async def test_the_grpc_partners_task_not_found_keeps_its_code_at_each_door(
-    bed: Bed, version: str, binding: str
+    door: A2AClient,
 ) -> None:
-    async with httpx.AsyncClient() as http:
-        client = await A2AClient.from_url(
-            f"{bed.hub_url}/agents/rpc", http=http, protocol_version=version, binding=binding
-        )
-        with anyio.fail_after(15), pytest.raises(RemoteRpcError) as caught:
-            await client.get_task("no-such-task")
+    with anyio.fail_after(15), pytest.raises(RemoteRpcError) as caught:
+        await door.get_task("no-such-task")
 
     assert caught.value.code == -32001
 
