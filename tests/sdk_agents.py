@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from a2a.helpers.proto_helpers import get_message_text, new_task
@@ -117,13 +118,25 @@ class GrpcAgent:
     card: AgentCard
     handler: GrpcHandler
     server: grpc.aio.Server
+    tls: grpc.ServerCredentials | None = None
 
     async def cut(self) -> None:
         await self.server.stop(grace=None)
-        self.server = grpc.aio.server()
-        self.server.add_insecure_port(self.target)
-        add_A2AServiceServicer_to_server(self.handler, self.server)
+        self.server = _server(self.handler, self.target, self.tls)[0]
         await self.server.start()
+
+
+def _server(
+    handler: GrpcHandler | None, address: str, tls: grpc.ServerCredentials | None
+) -> tuple[grpc.aio.Server, int]:
+    server = grpc.aio.server()
+    if tls is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, tls)
+    if handler is not None:
+        add_A2AServiceServicer_to_server(handler, server)
+    return server, port
 
 
 @asynccontextmanager
@@ -135,14 +148,19 @@ async def sdk_grpc_agent(
     skill: AgentSkill,
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
+    tls: tuple[Path, Path] | None = None,
 ) -> AsyncIterator[GrpcAgent]:
     """The SDK's gRPC server serving `executor` on a loopback port, its card (one GRPC 1.0
-    interface, `host:port`) served over HTTP on another; both stopped on exit."""
-    server = grpc.aio.server()
-    port = server.add_insecure_port("127.0.0.1:0")
+    interface, `host:port`, or `grpcs://host:port` with `tls`: the certificate's and key's
+    PEM files) served over HTTP on another; both stopped on exit."""
+    credentials = None
+    if tls is not None:
+        cert_file, key_file = tls
+        credentials = grpc.ssl_server_credentials([(key_file.read_bytes(), cert_file.read_bytes())])
+    server, port = _server(None, "127.0.0.1:0", credentials)
     target = f"127.0.0.1:{port}"
     card = _card(
-        target,
+        target if tls is None else f"grpcs://{target}",
         "GRPC",
         "1.0",
         name=name,
@@ -163,7 +181,9 @@ async def sdk_grpc_agent(
         async with serve_on_loopback(
             lambda _: Starlette(routes=create_agent_card_routes(card))
         ) as url:
-            agent = GrpcAgent(url=url, target=target, card=card, handler=handler, server=server)
+            agent = GrpcAgent(
+                url=url, target=target, card=card, handler=handler, server=server, tls=credentials
+            )
             yield agent
     finally:
         await (agent.server if agent is not None else server).stop(grace=None)

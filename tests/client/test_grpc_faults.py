@@ -13,11 +13,13 @@ import httpx
 import pytest
 
 from hub.client import A2AClient, BreakerState, GrpcChannels, RetryPolicy, Timeouts, user_message
+from hub.client.grpc_channels import grpc_target
 from hub.errors import (
     AgentBusyError,
     AgentTimeoutError,
     AgentUnreachableError,
     InvalidAgentResponseError,
+    NoSupportedInterfaceError,
     RemoteRpcError,
 )
 from hub.protocol.grpc import a2a_pb2 as pb
@@ -203,3 +205,32 @@ async def test_one_channel_per_target_whatever_the_clients(
         await second.get_task("t1")
 
     assert len(channels) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "tls", "expected"),
+    [
+        ("127.0.0.1:50051", False, ("127.0.0.1:50051", False)),
+        ("127.0.0.1:50051", None, ("127.0.0.1:50051", True)),
+        ("grpcs://agent.example.com:443", False, ("agent.example.com:443", True)),
+        ("https://agent.example.com:8443/a2a", False, ("agent.example.com:8443", True)),
+        ("grpc://[::1]:50051", True, ("[::1]:50051", False)),
+    ],
+)
+def test_a_grpc_interface_url_gives_its_target_and_whether_it_is_encrypted(
+    url: str, tls: bool | None, expected: tuple[str, bool]
+) -> None:
+    assert grpc_target(url, tls=tls) == expected
+
+
+@pytest.mark.parametrize("url", ["agent.example.com", "ftp://agent.example.com:21", "x:port"])
+async def test_a_grpc_interface_url_that_is_not_host_port_is_refused_clearly(
+    url: str, http: httpx.AsyncClient
+) -> None:
+    scripted = ScriptedGrpc(target="unused")
+
+    with pytest.raises(NoSupportedInterfaceError) as refused:
+        A2AClient(scripted.card(url=url), http=http, agent_name="odd")
+
+    assert str(refused.value).startswith("agent 'odd' offers a gRPC interface URL")
+    assert str(refused.value).endswith("a gRPC interface URL is host:port")

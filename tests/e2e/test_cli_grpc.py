@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.certificates import self_signed
 from tests.client.partners import ECHO, EchoOrWaitExecutor
 from tests.sdk_agents import GrpcAgent, sdk_grpc_agent
 
@@ -75,3 +76,23 @@ async def test_without_the_grpc_extra_send_names_the_pip_command(
     assert "Traceback" not in done.stderr
     assert "offered: GRPC 1.0" in done.stderr
     assert done.stderr.rstrip().endswith("gRPC needs the grpc extra: pip install 'a2a-hub[grpc]'")
+
+
+async def test_a_grpcs_interface_is_called_over_verified_tls(tmp_path: Path) -> None:
+    cert_file, key_file = self_signed(tmp_path)
+    async with sdk_grpc_agent(
+        EchoOrWaitExecutor(),
+        name="grpc-tls",
+        description="speaks gRPC over TLS only",
+        skill=ECHO,
+        tls=(cert_file, key_file),
+    ) as served:
+        # grpc's own variable: the authorities it trusts instead of the system's.
+        trusting = {"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(cert_file)}
+        out = await ok("send", served.url, "over tls", cwd=tmp_path, env=trusting)
+        refused = await a2a_hub("send", served.url, "over tls", cwd=tmp_path)
+
+    assert out.splitlines()[1:] == ["  artifact echo: over tls"]
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"cannot reach {served.url}" in refused.stderr
+    assert "Traceback" not in refused.stderr
