@@ -23,6 +23,8 @@ from pydantic_core import PydanticCustomError
 
 from hub.config import StrictModel, parse_duration
 from hub.protocol import AgentCard, urls
+from hub.protocol.grpc.extra import INSTALL as GRPC_INSTALL
+from hub.protocol.grpc.extra import grpc_installed
 from hub.protocol.v03.translate import card_to_v1
 
 __all__ = [
@@ -172,7 +174,17 @@ class ProtocolSettings(StrictModel):
 
     version: Literal["auto", "1.0", "0.3"] = "auto"
     binding: Literal["auto", "jsonrpc", "http+json", "grpc"] = "auto"
-    """`grpc` needs the `grpc` extra (`pip install 'a2a-hub[grpc]'`)."""
+    """`grpc` needs the `grpc` extra (`pip install 'a2a-hub[grpc]'`): without it the file is
+    refused, naming the command."""
+
+    @field_validator("binding")
+    @classmethod
+    def _grpc_installed(cls, binding: str) -> str:
+        if binding == "grpc" and not grpc_installed():
+            raise PydanticCustomError(
+                "grpc_extra", f"binding grpc needs the grpc extra: {GRPC_INSTALL}"
+            )
+        return binding
 
     @field_validator("version", mode="before")
     @classmethod
