@@ -84,6 +84,8 @@ class ScriptedGrpc:
     target: str
     routes: dict[str, Answer] = field(default_factory=dict)
     calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    deadlines: list[float | None] = field(default_factory=list)
+    """The seconds each call had left when it arrived (its gRPC deadline), None for none."""
 
     def card(self, *, url: str | None = None) -> AgentCard:
         """A card naming this server as its one interface (GRPC 1.0, plaintext)."""
@@ -101,6 +103,7 @@ class ScriptedGrpc:
         async def unary(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
             metadata = {key: value for key, value in context.invocation_metadata() or ()}
             self.calls.append((rpc, metadata))
+            self.deadlines.append(context.time_remaining())
             answer = self.routes.get(rpc) or abort(grpc.StatusCode.UNIMPLEMENTED, "no")
             return await answer(request, context)
 

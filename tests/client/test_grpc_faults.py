@@ -234,3 +234,21 @@ async def test_a_grpc_interface_url_that_is_not_host_port_is_refused_clearly(
 
     assert str(refused.value).startswith("agent 'odd' offers a gRPC interface URL")
     assert str(refused.value).endswith("a gRPC interface URL is host:port")
+
+
+async def test_the_partner_learns_the_calls_deadline_from_the_timeouts_and_the_caller(
+    scripted: ScriptedGrpc, channels: GrpcChannels, http: httpx.AsyncClient
+) -> None:
+    scripted.routes["GetTask"] = reply(DONE)
+    client = client_for(scripted, channels, http, timeouts=Timeouts(connect=2, read=30))
+
+    with anyio.fail_after(10):
+        await client.get_task("t1")
+        with use_scope(CallScope.new(timeout=5)):
+            await client.get_task("t1")
+
+    own, callers = scripted.deadlines
+    assert own is not None
+    assert 25 < own <= 33
+    assert callers is not None
+    assert 2 < callers <= 6
