@@ -15,7 +15,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -42,6 +42,7 @@ def _card(
     skill: AgentSkill,
     streaming: bool,
     extensions: Sequence[AgentExtension],
+    push: bool = False,
 ) -> AgentCard:
     return AgentCard(
         name=name,
@@ -51,7 +52,7 @@ def _card(
             AgentInterface(url=url, protocol_binding=binding, protocol_version=version)
         ],
         capabilities=AgentCapabilities(
-            streaming=streaming, push_notifications=False, extensions=list(extensions)
+            streaming=streaming, push_notifications=push, extensions=list(extensions)
         ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -149,10 +150,12 @@ async def sdk_grpc_agent(
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
     tls: tuple[Path, Path] | None = None,
+    push: bool = False,
 ) -> AsyncIterator[GrpcAgent]:
     """The SDK's gRPC server serving `executor` on a loopback port, its card (one GRPC 1.0
     interface, `host:port`, or `grpcs://host:port` with `tls`: the certificate's and key's
-    PEM files) served over HTTP on another; both stopped on exit."""
+    PEM files) served over HTTP on another; both stopped on exit. With `push`, it keeps push
+    notification configs (in memory; it sends no notification)."""
     credentials = None
     if tls is not None:
         cert_file, key_file = tls
@@ -168,10 +171,14 @@ async def sdk_grpc_agent(
         skill=skill,
         streaming=streaming,
         extensions=extensions,
+        push=push,
     )
     handler = GrpcHandler(
         DefaultRequestHandler(
-            agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+            agent_executor=executor,
+            task_store=InMemoryTaskStore(),
+            agent_card=card,
+            push_config_store=InMemoryPushNotificationConfigStore() if push else None,
         )
     )
     add_A2AServiceServicer_to_server(handler, server)

@@ -20,8 +20,9 @@ from litestar import Litestar
 from hub.app import create_app
 from hub.client import A2AClient, ResumePolicy, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
+from hub.errors import RemoteRpcError
 from hub.partners import Partners
-from hub.protocol import StreamResponse, Task, TaskState
+from hub.protocol import StreamResponse, Task, TaskPushNotificationConfig, TaskState
 from hub.registry import load_registry
 from hub.skills import SkillContext, skill
 from hub.skills.delegate import delegate
@@ -229,3 +230,34 @@ async def test_canceling_the_hub_task_cancels_the_grpc_partners_task(
     assert canceled.status.state is TaskState.CANCELED
     assert len(tasks) == 1
     assert WAIT in {p.text for m in tasks[0].history or [] for p in m.parts}
+
+
+async def test_push_configs_are_kept_read_listed_and_deleted_over_grpc(
+    http: httpx.AsyncClient,
+) -> None:
+    async with sdk_grpc_agent(
+        EchoOrWaitExecutor(), name="pusher", description="keeps push configs", skill=ECHO, push=True
+    ) as agent:
+        client = await A2AClient.from_url(agent.url, http=http)
+        try:
+            with anyio.fail_after(15):
+                task = await client.send(user_message("hello"))
+                assert isinstance(task, Task)
+                config = TaskPushNotificationConfig(
+                    task_id=task.id, id="c1", url="https://example.com/hook", token="tok-1"
+                )
+                made = await client.create_push_config(config)
+                read = await client.get_push_config(task.id, "c1")
+                listed = await client.list_push_configs(task.id)
+                await client.delete_push_config(task.id, "c1")
+                after = await client.list_push_configs(task.id)
+                with pytest.raises(RemoteRpcError) as refused:
+                    await client.extended_card()
+        finally:
+            await client.aclose()
+
+    assert (made.id, made.url, made.token) == ("c1", "https://example.com/hook", "tok-1")
+    assert read.url == made.url
+    assert [c.id for c in listed.configs] == ["c1"]
+    assert after.configs == []
+    assert refused.value.code == -32004  # the SDK's answer for a card it does not extend
