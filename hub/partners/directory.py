@@ -9,7 +9,8 @@ one GET), builds the partner's `A2AClient` from the card and the entry's overrid
 card on the next use after the card changed. A partner added at run time is read and called
 through the guarded client of the `FederationPolicy`; a partner whose entry sets `tls` (a
 private CA, a client certificate) through an HTTP client and card cache of its own, one per
-set of TLS files.
+set of TLS files. A partner whose entry sets `verify_card` has each card it reads checked
+(`hub.trust.verify`) before it is used: a card refused is a card that could not be read.
 """
 
 from __future__ import annotations
@@ -149,9 +150,10 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
             return entry.card
         started = time.perf_counter()
         try:
-            _, cards = self._reach(partner)
+            http, cards = self._reach(partner)
             read = cards.refresh if force else cards.get
             card = await read(partner.card_url, headers=entry.auth.http_headers())
+            await self._verify(partner, card, http)
         except CardRefusedError as exc:
             self._read_failed(partner, exc, started)
             raise
@@ -241,6 +243,23 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         return await probe(name, partner.breaker, revalidate)
 
     # -- internals ---------------------------------------------------------------------------
+
+    async def _verify(self, partner: PartnerSlot, card: AgentCard, http: httpx.AsyncClient) -> None:
+        """Accept `card` only when its signature verifies with the entry's `verify_card`
+        (once per card read).
+
+        Raises:
+            CardRefusedError: why the card is refused.
+        """
+        keys = partner.entry.verify_card
+        if keys is None or partner.verified is card:
+            return
+        if partner.verifier is None:
+            from hub.trust.verify import CardVerifier  # the identity extra, there with keys
+
+            partner.verifier = CardVerifier(keys, http)
+        await partner.verifier.verify(partner.entry.name, card)
+        partner.verified = card
 
     def _read_failed(self, partner: PartnerSlot, error: CardFetchError, started: float) -> None:
         if partner.read_failed(error, time.perf_counter() - started):

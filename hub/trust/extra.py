@@ -7,7 +7,10 @@ from importlib.util import find_spec
 
 from hub.errors import ConfigError
 
-__all__ = ["require_identity_extra"]
+__all__ = ["IDENTITY_PIP", "missing_identity_modules", "require_identity_extra"]
+
+IDENTITY_PIP = "pip install 'a2a-hub[identity]'"
+"""The command that installs the extra."""
 
 _MODULES = ("joserfc", "rfc8785")
 
@@ -21,9 +24,13 @@ def require_identity_extra(feature: str) -> None:
     Raises:
         ConfigError: joserfc or rfc8785 cannot be imported.
     """
-    missing = [name for name in _MODULES if find_spec(name) is None]
+    missing = missing_identity_modules()
     if missing:
         raise ConfigError(
-            f"{feature} needs the identity extra ({', '.join(missing)} missing): "
-            "pip install 'a2a-hub[identity]'"
+            f"{feature} needs the identity extra ({', '.join(missing)} missing): {IDENTITY_PIP}"
         )
+
+
+def missing_identity_modules() -> list[str]:
+    """The extra's modules that cannot be imported (none when it is installed)."""
+    return [name for name in _MODULES if find_spec(name) is None]
