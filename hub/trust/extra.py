@@ -3,7 +3,7 @@ command to run when it is absent."""
 
 from __future__ import annotations
 
-from importlib.util import find_spec
+from importlib import import_module
 
 from hub.errors import ConfigError
 
@@ -32,5 +32,12 @@ def require_identity_extra(feature: str) -> None:
 
 
 def missing_identity_modules() -> list[str]:
-    """The extra's modules that cannot be imported (none when it is installed)."""
-    return [name for name in _MODULES if find_spec(name) is None]
+    """The extra's modules that cannot be imported (none when it is installed); those that
+    can are imported, as what needs them will."""
+    missing = []
+    for name in _MODULES:
+        try:
+            import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing

@@ -16,6 +16,7 @@ from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import load_registry
 from hub.testing import serve_on_loopback
+from hub.trust import PartnerTls
 from tests.client.partners import sdk_jsonrpc
 from tests.trust.pki import PrivatePki, private_pki
 
@@ -123,3 +124,13 @@ async def test_tls_files_that_are_not_pem_refuse_the_card_naming_the_file_not_it
         assert str(not_pem) in message
         assert secret_key.strip().splitlines()[1] not in message
         assert partners.card_error("secure") == message
+
+
+def test_the_pem_bytes_for_a_grpc_channel_are_the_files_and_their_repr_hides_them(
+    pki: PrivatePki,
+) -> None:
+    tls = PartnerTls(ca_file=pki.ca_file, cert_file=pki.client_cert, key_file=pki.client_key)
+    pem = tls.pem()
+    assert pem.ca == pki.ca_file.read_bytes()
+    assert pem.key == pki.client_key.read_bytes()
+    assert repr(pem) == str(pem) == "TlsPem(ca, cert, key)"
