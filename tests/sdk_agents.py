@@ -4,7 +4,7 @@ mode) or HTTP+JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from a2a.helpers.proto_helpers import get_message_text, new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -36,9 +36,11 @@ def sdk_agent(
     version: str = "1.0",
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
+    sign: Callable[[AgentCard], AgentCard] | None = None,
 ) -> Starlette:
     """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
-    one interface of `binding` and `version`, the one `skill` and the `extensions`."""
+    one interface of `binding` and `version`, the one `skill` and the `extensions`, signed
+    by `sign` when given (the SDK's `create_agent_card_signer`)."""
     card = AgentCard(
         name=name,
         description=description,
@@ -57,6 +59,8 @@ def sdk_agent(
         default_output_modes=["text/plain"],
         skills=[skill],
     )
+    if sign is not None:
+        card = sign(card)
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )

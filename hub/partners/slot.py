@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -21,6 +22,9 @@ from hub.protocol import AgentCard
 from hub.registry import AgentEntry
 from hub.telemetry.outgoing import card_read_failed
 from hub.tools.remote import RemoteAgentTool
+
+if TYPE_CHECKING:
+    from hub.trust.verify import CardVerifier
 
 __all__ = ["PartnerSlot"]
 
@@ -40,6 +44,8 @@ class PartnerSlot:
         runtime: set for a partner added while the hub runs.
         card_error: why its card could not be read when last tried (None: read, or not
             tried yet).
+        verifier: the check of its cards' signatures (`verify_card`), once made.
+        verified: the card that check last accepted.
     """
 
     entry: AgentEntry
@@ -49,6 +55,8 @@ class PartnerSlot:
     tool: RemoteAgentTool | None = None
     runtime: RuntimePartner | None = None
     card_error: str | None = None
+    verifier: CardVerifier | None = None
+    verified: AgentCard | None = None
 
     @property
     def card_url(self) -> str:
