@@ -28,7 +28,7 @@ from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, Partners
 from hub.protocol import AgentCard
 from hub.push import Resolver
-from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.card import CardDocument, ServedFeatures, build_card, check_card, sign_card
 from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.errors import rest_error_response
@@ -200,8 +200,8 @@ def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Ga
     """The hub's card, checked against what the app serves.
 
     Raises:
-        ConfigError: an extension names an unknown skill, or the card promises what is not
-            served.
+        ConfigError: an extension names an unknown skill, the card promises what is not
+            served, or its signing key (`card.signing`) cannot be used.
     """
     card = build_card(settings, [skill.card for skill in skills.values()])
     check_card(
@@ -212,7 +212,7 @@ def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Ga
             security_schemes=gate.authenticator.schemes,
         ),
     )
-    return card
+    return sign_card(card, settings)
 
 
 def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemetry) -> HubState:

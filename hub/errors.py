@@ -85,6 +85,7 @@ __all__ = [
     "AgentUnreachableError",
     "CardFetchError",
     "CardMismatchError",
+    "CardRefusedError",
     "CircuitOpenError",
     "ClientError",
     "ConfigError",
@@ -553,6 +554,12 @@ class ConnectionLostError(ClientError):
 
 class CardFetchError(ClientError):
     """No valid agent card could be read from its URL (its cause is chained)."""
+
+
+class CardRefusedError(CardFetchError):
+    """A partner's card was refused by the hub's own checks of it, not by the partner: its
+    signature is missing or does not verify (`verify_card`), or the TLS files to reach it
+    are not valid. The message says which and why."""
 
 
 class CircuitOpenError(ClientError):

@@ -4,7 +4,7 @@ mode) or HTTP+JSON; or the SDK's gRPC server serving it over gRPC only, its card
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +71,11 @@ def sdk_agent(
     version: str = "1.0",
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
+    sign: Callable[[AgentCard], AgentCard] | None = None,
 ) -> Starlette:
     """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
-    one interface of `binding` and `version`, the one `skill` and the `extensions`."""
+    one interface of `binding` and `version`, the one `skill` and the `extensions`, signed
+    by `sign` when given (the SDK's `create_agent_card_signer`)."""
     card = _card(
         url + "/" if binding == "JSONRPC" else url,
         binding,
@@ -84,6 +86,8 @@ def sdk_agent(
         streaming=streaming,
         extensions=extensions,
     )
+    if sign is not None:
+        card = sign(card)
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )

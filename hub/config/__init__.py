@@ -32,6 +32,7 @@ from hub.config.security import (
 )
 from hub.config.settings import (
     CardSettings,
+    CardSigningSettings,
     ExtensionSettings,
     LimitSettings,
     McpSettings,
@@ -50,6 +51,7 @@ from hub.config.values import parse_duration, parse_size
 __all__ = [
     "AuthSettings",
     "CardSettings",
+    "CardSigningSettings",
     "CorsSettings",
     "CredentialSettings",
     "ExtensionSettings",

@@ -16,6 +16,7 @@ from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "CardSettings",
+    "CardSigningSettings",
     "ExtensionSettings",
     "LimitSettings",
     "McpSettings",
@@ -161,6 +162,24 @@ class ExtensionSettings(StrictModel):
         return uri
 
 
+class CardSigningSettings(StrictModel):
+    """The key the hub signs its card with (A2A 1.0 `signatures`; needs the `identity` extra)."""
+
+    key_file: str
+    """A private key: PEM (PKCS#8 or the traditional form, unencrypted) or a JWK in JSON."""
+    kid: str | None = None
+    """The key id in the signature's header; default: the JWK's own `kid`, else its RFC 7638
+    thumbprint."""
+    alg: (
+        Literal[
+            "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"
+        ]
+        | None
+    ) = None
+    """The JWS algorithm; default: from the key (ES256 for P-256, ES384, ES512, RS256 for RSA,
+    EdDSA for Ed25519)."""
+
+
 class CardSettings(StrictModel):
     name: str = "a2a-hub"
     description: str = "An A2A hub: local skills, partner agents as tools, delegation and swarms."
@@ -181,6 +200,8 @@ class CardSettings(StrictModel):
     (`A2A-Version: 1.x`); false serves the pure 1.0 card to every request."""
     extensions: tuple[ExtensionSettings, ...] = ()
     """The A2A extensions the hub declares (and may require)."""
+    signing: CardSigningSettings | None = None
+    """Sign the card (a detached JWS over its RFC 8785 canonical form) with this key."""
 
     @field_validator("extensions")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
@@ -22,6 +23,9 @@ from hub.protocol import AgentCard
 from hub.registry import AgentEntry
 from hub.telemetry.outgoing import card_read_failed
 from hub.tools.remote import RemoteAgentTool
+
+if TYPE_CHECKING:
+    from hub.trust.verify import CardVerifier
 
 __all__ = ["PartnerSlot"]
 
@@ -41,6 +45,8 @@ class PartnerSlot:
         runtime: set for a partner added while the hub runs.
         card_error: why its card could not be read when last tried (None: read, or not
             tried yet).
+        verifier: the check of its cards' signatures (`verify_card`), once made.
+        verified: the card that check last accepted.
     """
 
     entry: AgentEntry
@@ -50,6 +56,8 @@ class PartnerSlot:
     tool: RemoteAgentTool | None = None
     runtime: RuntimePartner | None = None
     card_error: str | None = None
+    verifier: CardVerifier | None = None
+    verified: AgentCard | None = None
 
     @property
     def card_url(self) -> str:

@@ -26,6 +26,7 @@ from hub.protocol import AgentCard, urls
 from hub.protocol.grpc.extra import INSTALL as GRPC_INSTALL
 from hub.protocol.grpc.extra import grpc_installed
 from hub.protocol.v03.translate import card_to_v1
+from hub.trust import CardKeys, PartnerTls
 
 __all__ = [
     "CARD_PATH",
@@ -211,6 +212,10 @@ class AgentEntry(StrictModel):
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """A relative weight for choosing among partners that do the same work."""
     protocol: ProtocolSettings = ProtocolSettings()
+    tls: PartnerTls | None = None
+    """A private CA and a client certificate for the partner (its card read too)."""
+    verify_card: CardKeys | None = None
+    """Accept the partner's card only when one of its signatures verifies with these keys."""
     enabled: bool = True
     """A disabled entry stays in the file but cannot be called."""
 

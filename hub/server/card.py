@@ -28,6 +28,7 @@ from hub.protocol.base import JsonObject
 from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
 from hub.server.extensions import card_extensions
+from hub.trust.extra import require_identity_extra
 
 __all__ = [
     "CardBody",
@@ -36,6 +37,7 @@ __all__ = [
     "build_card",
     "build_extended_card",
     "check_card",
+    "sign_card",
 ]
 
 DEFAULT_MODES = ["text/plain", "application/json"]
@@ -122,13 +124,32 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
     )
 
 
+def sign_card(card: AgentCard, settings: Settings) -> AgentCard:
+    """`card` signed with the key of `card.signing` (unchanged when it is not set).
+
+    Raises:
+        ConfigError: the identity extra is not installed (the message gives the pip
+            command), or the key cannot be used.
+    """
+    if settings.card.signing is None:
+        return card
+    require_identity_extra("card.signing")
+    from hub.trust.signing import CardSigner  # the identity extra's libraries
+
+    return CardSigner.from_settings(settings.card.signing).sign(card)
+
+
 def build_extended_card(card: AgentCard, *, skills: frozenset[str] | None) -> AgentCard:
     """The card an authenticated caller gets from GetExtendedAgentCard: the public card with
-    its skills narrowed to those the caller's credential may use (None: all)."""
+    its skills narrowed to those the caller's credential may use (None: all). A narrowed
+    card is another card: the public card's signatures do not cover it and are left out."""
     if skills is None:
         return card
     return card.model_copy(
-        update={"skills": [skill for skill in card.skills if skill.id in skills]}
+        update={
+            "skills": [skill for skill in card.skills if skill.id in skills],
+            "signatures": None,
+        }
     )
 
 
