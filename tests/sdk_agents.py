@@ -131,6 +131,14 @@ class GrpcAgent:
         await self.server.start()
 
 
+def _server_tls(cert_file: Path, key_file: Path, client_ca: Path | None) -> grpc.ServerCredentials:
+    return grpc.ssl_server_credentials(
+        [(key_file.read_bytes(), cert_file.read_bytes())],
+        root_certificates=client_ca.read_bytes() if client_ca is not None else None,
+        require_client_auth=client_ca is not None,
+    )
+
+
 def _server(
     handler: GrpcHandler | None, address: str, tls: grpc.ServerCredentials | None
 ) -> tuple[grpc.aio.Server, int]:
@@ -154,20 +162,20 @@ async def sdk_grpc_agent(
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
     tls: tuple[Path, Path] | None = None,
+    client_ca: Path | None = None,
+    bare: bool = False,
     push: bool = False,
 ) -> AsyncIterator[GrpcAgent]:
     """The SDK's gRPC server serving `executor` on a loopback port, its card (one GRPC 1.0
     interface, `host:port`, or `grpcs://host:port` with `tls`: the certificate's and key's
-    PEM files) served over HTTP on another; both stopped on exit. With `push`, it keeps push
-    notification configs (in memory; it sends no notification)."""
-    credentials = None
-    if tls is not None:
-        cert_file, key_file = tls
-        credentials = grpc.ssl_server_credentials([(key_file.read_bytes(), cert_file.read_bytes())])
+    PEM files; `client_ca`: a client must present a certificate that CA signed; `bare`: the
+    card names it `host:port` all the same) served over HTTP on another; both stopped on exit.
+    With `push`, it keeps push notification configs (in memory; it sends no notification)."""
+    credentials = None if tls is None else _server_tls(*tls, client_ca)
     server, port = _server(None, "127.0.0.1:0", credentials)
     target = f"127.0.0.1:{port}"
     card = _card(
-        target if tls is None else f"grpcs://{target}",
+        target if tls is None or bare else f"grpcs://{target}",
         "GRPC",
         "1.0",
         name=name,

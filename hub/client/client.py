@@ -58,6 +58,7 @@ from hub.protocol import (
 from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
 from hub.telemetry.outgoing import partner_call
+from hub.trust.tls import TlsPem
 
 __all__ = ["A2AClient", "Timeouts", "user_message"]
 
@@ -114,6 +115,8 @@ class A2AClient:
         tls: whether a gRPC interface whose URL names no scheme is called over TLS; None
             for yes (`from_url` sets it from the card URL's scheme).
         grpc: whether a gRPC interface may be chosen (`choose_interface`).
+        tls_files: the partner's CA and client certificate for a gRPC channel (the HTTP
+            client given carries its own TLS settings).
 
     Raises:
         NoSupportedInterfaceError: the card offers nothing this client speaks.
@@ -135,6 +138,7 @@ class A2AClient:
         channels: GrpcChannels | None = None,
         tls: bool | None = None,
         grpc: bool = True,
+        tls_files: TlsPem | None = None,
     ) -> None:
         self.card = card
         self.agent_name = agent_name or card.name
@@ -151,6 +155,7 @@ class A2AClient:
             timeout=self.timeouts.httpx(),
             tenant=self.interface.tenant,
             tls=tls,
+            tls_files=tls_files,
         )
         self._own_channels: GrpcChannels | None = None
         if self.interface.protocol_binding.upper() == BINDING_GRPC:

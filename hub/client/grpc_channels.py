@@ -9,8 +9,9 @@ An interface URL for gRPC is `host:port` (A2A §5.8); a scheme, when a card give
 says whether the connection is encrypted (`grpcs://` or `https://`: TLS; `grpc://` or
 `http://`: plaintext). A bare `host:port` follows the client's `tls` option, which the
 hub sets from the scheme of the URL the partner's card was read from: a partner whose card
-is served over HTTPS is called over TLS. TLS verifies the server against the system's
-certificate authorities.
+is served over HTTPS is called over TLS, and so is a partner with TLS files of its own
+(agents.yaml `tls`: a private CA, a client certificate). TLS verifies the server against
+the system's certificate authorities, or the partner's `ca_file`.
 
 grpc is imported on the first channel, so a pool that is never used costs nothing.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+from hub.trust.tls import TlsPem
 
 if TYPE_CHECKING:
     from grpc import aio  # type: ignore[import-untyped]
@@ -73,17 +76,22 @@ class GrpcChannels:
     """The channels of one owner, by target and encryption; closed together by `aclose`."""
 
     def __init__(self) -> None:
-        self._channels: dict[tuple[str, bool], aio.Channel] = {}
+        self._channels: dict[tuple[str, bool, TlsPem | None], aio.Channel] = {}
 
-    def channel(self, target: str, *, tls: bool) -> aio.Channel:
-        """The channel to `target` (made on first use, in the running event loop)."""
-        key = (target, tls)
+    def channel(self, target: str, *, tls: bool, files: TlsPem | None = None) -> aio.Channel:
+        """The channel to `target` (made on first use, in the running event loop); with TLS,
+        `files` are the CA to verify the server with and the client certificate to present."""
+        key = (target, tls, files if tls else None)
         channel = self._channels.get(key)
         if channel is None:
             import grpc  # the extra, for gRPC partners only
 
             if tls:
-                credentials = grpc.ssl_channel_credentials()
+                credentials = grpc.ssl_channel_credentials(
+                    root_certificates=files.ca if files is not None else None,
+                    private_key=files.key if files is not None else None,
+                    certificate_chain=files.cert if files is not None else None,
+                )
                 channel = grpc.aio.secure_channel(target, credentials, options=_OPTIONS)
             else:
                 channel = grpc.aio.insecure_channel(target, options=_OPTIONS)

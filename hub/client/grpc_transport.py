@@ -83,14 +83,15 @@ class GrpcTransport:
     Args:
         channels: the pool the interface's channel is taken from (its owner closes it).
         url: the interface URL from the card (`host:port`, or with a scheme).
-        options: agent name, headers, timeouts, tenant and TLS.
+        options: agent name, headers, timeouts, tenant and TLS (whether, and with which files).
 
     Raises:
         ValueError: the URL is not a gRPC target.
     """
 
     def __init__(self, channels: GrpcChannels, url: str, *, options: TransportOptions) -> None:
-        self._target, self._tls = grpc_target(url, tls=options.tls)
+        tls = True if options.tls_files is not None else options.tls
+        self._target, self._tls = grpc_target(url, tls=tls)
         self._channels = channels
         self._options = options
         self._agent = options.agent_name
@@ -226,7 +227,9 @@ class GrpcTransport:
         """The stub on the interface's channel, once the channel is connected (or has failed
         to, which the call then reports)."""
         if self._channel is None or self._stub is None:
-            self._channel = self._channels.channel(self._target, tls=self._tls)
+            self._channel = self._channels.channel(
+                self._target, tls=self._tls, files=self._options.tls_files
+            )
             self._stub = A2AServiceStub(self._channel)  # type: ignore[no-untyped-call]
         channel = self._channel
         state = channel.get_state(try_to_connect=True)

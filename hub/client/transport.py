@@ -34,6 +34,7 @@ from hub.protocol import (
     Task,
     TaskPushNotificationConfig,
 )
+from hub.trust.tls import TlsPem
 
 __all__ = ["EventStream", "Transport", "TransportOptions", "open_event_stream"]
 
@@ -53,6 +54,8 @@ class TransportOptions:
         tls: whether a binding whose interface URL does not say (gRPC's `host:port`) is
             spoken over TLS; None for yes. The hub sets it from the scheme of the URL the
             card was read from.
+        tls_files: the partner's own CA and client certificate (agents.yaml `tls`), for the
+            bindings that take PEM bytes (gRPC); a partner with them is called over TLS.
     """
 
     agent_name: str
@@ -60,6 +63,7 @@ class TransportOptions:
     timeout: httpx.Timeout = field(default_factory=lambda: httpx.Timeout(10.0, read=60.0))
     tenant: str | None = None
     tls: bool | None = None
+    tls_files: TlsPem | None = None
 
 
 class Transport(Protocol):

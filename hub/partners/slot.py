@@ -101,7 +101,7 @@ class PartnerSlot:
         """The client built from `card` (the one built before, while the card is the same).
 
         A gRPC interface whose URL names no scheme is called over TLS unless the entry's
-        card is read over plain HTTP."""
+        card is read over plain HTTP and the entry has no `tls` files."""
         if self.client is None or self.client.card is not card:
             entry = self.entry
             card_url = entry.card_url
@@ -122,6 +122,7 @@ class PartnerSlot:
                 channels=channels,
                 tls=None if card_url is None else urlsplit(card_url).scheme != "http",
                 grpc=self.runtime is None,  # the SSRF guard sees HTTP calls only
+                tls_files=entry.tls.pem() if entry.tls is not None else None,
             )
         return self.client
 

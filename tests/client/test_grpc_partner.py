@@ -20,7 +20,12 @@ from litestar import Litestar
 from hub.app import create_app
 from hub.client import A2AClient, ResumePolicy, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.errors import RemoteRpcError
+from hub.errors import (
+    AgentUnreachableError,
+    ClientError,
+    ConnectionLostError,
+    RemoteRpcError,
+)
 from hub.partners import Partners
 from hub.protocol import StreamResponse, Task, TaskPushNotificationConfig, TaskState
 from hub.registry import load_registry
@@ -39,6 +44,7 @@ from tests.client.partners import (
 )
 from tests.multiturn.partners import QUESTION, AskingExecutor, greet
 from tests.sdk_agents import GrpcAgent, open_task, sdk_grpc_agent
+from tests.trust.pki import private_pki
 
 pytestmark = pytest.mark.anyio
 
@@ -261,3 +267,42 @@ async def test_push_configs_are_kept_read_listed_and_deleted_over_grpc(
     assert [c.id for c in listed.configs] == ["c1"]
     assert after.configs == []
     assert refused.value.code == -32004  # the SDK's answer for a card it does not extend
+
+
+@pytest.mark.parametrize("with_client_certificate", [True, False])
+async def test_a_partner_behind_mutual_tls_with_a_private_ca_is_called_with_the_entrys_files(
+    tmp_path: Path, with_client_certificate: bool
+) -> None:
+    pki = private_pki(tmp_path)
+    files = f"ca_file: {pki.ca_file}"
+    if with_client_certificate:
+        files += f", cert_file: {pki.client_cert}, key_file: {pki.client_key}"
+    async with sdk_grpc_agent(
+        EchoOrWaitExecutor(),
+        name="secure",
+        description="gRPC behind mutual TLS",
+        skill=ECHO,
+        tls=(pki.server_cert, pki.server_key),
+        client_ca=pki.ca_file,
+        bare=True,  # host:port: the entry's TLS files say it is TLS
+    ) as agent:
+        path = tmp_path / "agents.yaml"
+        path.write_text(
+            f"version: 1\nagents:\n  - name: secure\n    url: {agent.url}\n    tls: {{{files}}}\n"
+        )
+        async with Partners(load_registry(path)) as partners:
+            client = await partners.client("secure")
+            with anyio.fail_after(15):
+                if with_client_certificate:
+                    reply = await client.send(user_message("hello"))
+                else:
+                    with pytest.raises(ClientError) as refused:
+                        await client.send(user_message("hello"))
+
+    assert client.interface.protocol_binding == "GRPC"
+    if with_client_certificate:
+        assert isinstance(reply, Task)
+        assert _text(reply) == "hello"
+    else:  # the partner refuses a client without a certificate its CA signed
+        assert isinstance(refused.value, AgentUnreachableError | ConnectionLostError)
+        assert str(pki.client_key) not in str(refused.value)
