@@ -7,25 +7,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import anyio
 import httpx
 import pytest
 from a2a.server.agent_execution import RequestContext
 from a2a.server.events import EventQueue
-from litestar import Litestar
 
-from hub.app import create_app
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.errors import RemoteRpcError
-from hub.partners import Partners
 from hub.protocol import Task, TaskState
-from hub.registry import load_registry
-from hub.skills.echo import echo
-from hub.store import MemoryTaskStore
-from hub.testing import serve_on_loopback
+from hub.testing import serve_hub
 from tests.client.partners import ECHO, EchoOrWaitExecutor, final_state, streamed_texts
 from tests.sdk_agents import sdk_grpc_agent
 
@@ -58,27 +50,15 @@ class Bed:
 
 
 @pytest.fixture
-async def bed(tmp_path: Path) -> AsyncIterator[Bed]:
+async def bed() -> AsyncIterator[Bed]:
     executor = Activating()
-    async with sdk_grpc_agent(
-        executor, name="grpc-only", description="speaks gRPC only", skill=ECHO
-    ) as partner:
-        path = tmp_path / "agents.yaml"
-        path.write_text(f"version: 1\nagents:\n  - name: rpc\n    url: {partner.url}\n")
-
-        def build(url: str) -> Litestar:
-            settings = Settings(
-                server=ServerSettings(public_url=url), store=StoreSettings(kind="memory")
-            )
-            return create_app(
-                settings,
-                store=MemoryTaskStore(),
-                skills={"echo": echo},
-                partners=Partners(load_registry(path)),
-            )
-
-        async with serve_on_loopback(build) as hub_url:
-            yield Bed(hub_url, executor)
+    async with (
+        sdk_grpc_agent(
+            executor, name="grpc-only", description="speaks gRPC only", skill=ECHO
+        ) as partner,
+        serve_hub(partners={"rpc": partner.url}) as hub,
+    ):
+        yield Bed(hub.url, executor)
 
 
 def _text(task: Task) -> str:
