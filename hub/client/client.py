@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -58,7 +58,9 @@ from hub.protocol import (
 from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
 from hub.telemetry.outgoing import partner_call
-from hub.trust.tls import TlsPem
+
+if TYPE_CHECKING:
+    from hub.trust.tls import TlsPem  # loads the settings models: annotations only
 
 __all__ = ["A2AClient", "Timeouts", "user_message"]
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hub.trust.tls import TlsPem
-
 if TYPE_CHECKING:
     from grpc import aio  # type: ignore[import-untyped]
+
+    from hub.trust.tls import TlsPem  # loads the settings models: annotations only
 
 __all__ = ["GrpcChannels", "grpc_target"]
 

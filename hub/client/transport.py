@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -34,7 +34,9 @@ from hub.protocol import (
     Task,
     TaskPushNotificationConfig,
 )
-from hub.trust.tls import TlsPem
+
+if TYPE_CHECKING:
+    from hub.trust.tls import TlsPem  # loads the settings models: annotations only
 
 __all__ = ["EventStream", "Transport", "TransportOptions", "open_event_stream"]
 
