@@ -33,6 +33,8 @@ from hub.config.security import (
 from hub.config.settings import (
     CardSettings,
     ExtensionSettings,
+    GrpcSettings,
+    GrpcTlsSettings,
     LimitSettings,
     McpSettings,
     ProcessSkillSettings,
@@ -55,6 +57,8 @@ __all__ = [
     "ExtensionSettings",
     "FederationPermission",
     "FederationSettings",
+    "GrpcSettings",
+    "GrpcTlsSettings",
     "LimitSettings",
     "McpSettings",
     "MetricsSettings",
