@@ -12,10 +12,14 @@ import pytest
 from hub.app import create_app
 from hub.config import GrpcSettings, GrpcTlsSettings, ServerSettings, Settings, StoreSettings
 from hub.errors import ConfigError
+from hub.protocol.grpc import a2a_pb2, a2a_pb2_grpc
 from hub.server.card import build_card
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
 from hub.testing import serve_hub
+from tests.certificates import self_signed
+
+V1 = (("a2a-version", "1.0"),)
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +87,50 @@ async def test_the_door_stops_with_the_app() -> None:
         with anyio.move_on_after(0.5):
             await channel.channel_ready()
         assert channel.get_state() != grpc.ChannelConnectivity.READY
+
+
+async def test_over_tls_a_client_that_trusts_the_certificate_is_served(tmp_path: Path) -> None:
+    import grpc
+
+    cert_file, key_file = self_signed(tmp_path)
+    tls = GrpcTlsSettings(cert_file=str(cert_file), key_file=str(key_file))
+    async with serve_hub(settings=settings(tls=tls)) as hub:
+        address = str(hub.grpc_address)
+        trusted = grpc.ssl_channel_credentials(root_certificates=cert_file.read_bytes())
+        async with grpc.aio.secure_channel(address, trusted) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            listed = await stub.ListTasks(a2a_pb2.ListTasksRequest(), metadata=V1, timeout=10)
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as plaintext:
+                await stub.ListTasks(a2a_pb2.ListTasksRequest(), metadata=V1, timeout=5)
+    assert listed.total_size == 0
+    assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_mutual_tls_refuses_a_client_without_a_certificate(tmp_path: Path) -> None:
+    import grpc
+
+    cert_file, key_file = self_signed(tmp_path)
+    client_cert, client_key = self_signed(tmp_path, "client")
+    tls = GrpcTlsSettings(
+        cert_file=str(cert_file), key_file=str(key_file), client_ca_file=str(client_cert)
+    )
+    root = cert_file.read_bytes()
+    async with serve_hub(settings=settings(tls=tls)) as hub:
+        address = str(hub.grpc_address)
+        anonymous = grpc.ssl_channel_credentials(root_certificates=root)
+        async with grpc.aio.secure_channel(address, anonymous) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.ListTasks(a2a_pb2.ListTasksRequest(), metadata=V1, timeout=5)
+        known = grpc.ssl_channel_credentials(
+            root_certificates=root,
+            private_key=client_key.read_bytes(),
+            certificate_chain=client_cert.read_bytes(),
+        )
+        async with grpc.aio.secure_channel(address, known) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            listed = await stub.ListTasks(a2a_pb2.ListTasksRequest(), metadata=V1, timeout=10)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert listed.total_size == 0
