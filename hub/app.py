@@ -35,6 +35,7 @@ from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway_routes import gateway_routes
+from hub.server.grpc_door import GrpcPlugin
 from hub.server.jsonrpc import handle_jsonrpc
 from hub.server.mcp_door import McpPlugin
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
@@ -171,9 +172,10 @@ def create_app(
 
 def _doors(core: HubCore, hub: HubState, telemetry: Telemetry) -> list[InitPluginProtocol]:
     """The doors beside the A2A endpoints, each mounted by its plugin when its settings say
-    so: MCP at `/mcp` and the console at `ui.path`."""
+    so: gRPC on `server.grpc`'s port, MCP at `/mcp` and the console at `ui.path`."""
     settings = core.settings
     return [
+        GrpcPlugin(settings, hub=hub, telemetry=telemetry),
         McpPlugin(
             settings,
             service=hub.service,
@@ -210,7 +212,7 @@ def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Ga
             push_notifications=True,
             extended_card=gate.authenticator.enabled,
             security_schemes=gate.authenticator.schemes,
-        ),
+        ).with_grpc(settings.server.grpc.enabled),
     )
     return sign_card(card, settings)
 

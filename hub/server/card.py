@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from hub.config import AuthSettings, Settings
@@ -25,7 +25,7 @@ from hub.protocol import (
     StringList,
 )
 from hub.protocol.base import JsonObject
-from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
+from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
 from hub.server.extensions import card_extensions
 from hub.trust.extra import require_identity_extra
@@ -37,6 +37,7 @@ __all__ = [
     "build_card",
     "build_extended_card",
     "check_card",
+    "grpc_interface",
     "sign_card",
 ]
 
@@ -56,6 +57,12 @@ class ServedFeatures:
     bindings: frozenset[tuple[str, str]] = frozenset(
         {(BINDING_JSONRPC, "1.0"), (BINDING_HTTP_JSON, "1.0"), (BINDING_JSONRPC, "0.3")}
     )
+
+    def with_grpc(self, served: bool) -> ServedFeatures:
+        """These features, with the gRPC door's interface when it is `served`."""
+        if not served:
+            return self
+        return replace(self, bindings=self.bindings | {(BINDING_GRPC, "1.0")})
 
 
 def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
@@ -90,15 +97,18 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
     base = settings.server.base_url()
     card = settings.card
     schemes = _security(settings.auth)
+    interfaces = [
+        AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
+        AgentInterface(url=base, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
+        AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
+    ]
+    if settings.server.grpc.enabled:
+        interfaces.append(grpc_interface(settings.server.grpc_address()))
     return AgentCard(
         name=card.name,
         description=card.description,
         version=card.version,
-        supported_interfaces=[
-            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
-            AgentInterface(url=base, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
-            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
-        ],
+        supported_interfaces=interfaces,
         provider=(
             AgentProvider(organization=card.provider.organization, url=card.provider.url)
             if card.provider
@@ -121,6 +131,14 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
         default_input_modes=list(DEFAULT_MODES),
         default_output_modes=list(DEFAULT_MODES),
         skills=list(skills),
+    )
+
+
+def grpc_interface(address: str, *, tenant: str | None = None) -> AgentInterface:
+    """The gRPC door's interface: its `host:port` (no scheme, §5.8), and the `tenant` a
+    request carries to be served by a partner through the gateway (`agents/<name>`)."""
+    return AgentInterface(
+        url=address, protocol_binding=BINDING_GRPC, tenant=tenant, protocol_version="1.0"
     )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import uvicorn
 from hub.config import ServerSettings
 from hub.server.connections import ServerConfig
 
-__all__ = ["LoopbackTls", "serve_on_loopback"]
+__all__ = ["LoopbackTls", "reserved_port", "serve_on_loopback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,20 @@ async def serve_on_loopback(
         finally:
             server.should_exit = True
     sock.close()
+
+
+@contextmanager
+def reserved_port() -> Iterator[int]:
+    """A free loopback port held for the block's life by a socket that never listens, bound
+    with `SO_REUSEPORT`, so that a server which sets it too (grpcio does, by default, on
+    Linux) can listen on it, and nothing else can take it meanwhile: no free-port race."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
 
 
 def _is_asgi_app(candidate: Any) -> bool:
