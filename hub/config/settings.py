@@ -293,6 +293,7 @@ class UiSettings(StrictModel):
         "/readyz",
         "/metrics",
         "/status",
+        "/admin",
         "/mcp",
         "/.well-known",
     )

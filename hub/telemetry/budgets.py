@@ -5,13 +5,25 @@ scope, they count and refuse nothing."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hub.errors import BudgetExhaustedError
 from hub.protocol.trace import current_scope
-from hub.telemetry.access import note_refusal
 from hub.telemetry.context import current_telemetry
-from hub.telemetry.spend import SpendBook
+
+if TYPE_CHECKING:
+    from hub.telemetry.spend import SpendBook
 
 __all__ = ["charge_partner_call", "check_model_budget", "note_model_spend"]
+
+
+def _refused(error: BudgetExhaustedError) -> None:
+    """Count the refusal (on the request's access line too, inside one). Only a hub's app
+    has a book, and it has loaded the server's request entry already: a client that calls
+    partners outside one does not load it."""
+    from hub.telemetry.access import note_refusal
+
+    note_refusal(error.reason)
 
 
 def _book() -> tuple[SpendBook, str] | None:
@@ -34,7 +46,7 @@ def charge_partner_call(partner: str) -> None:
         try:
             found[0].charge_partner_call(found[1], partner)
         except BudgetExhaustedError as refused:
-            note_refusal(refused.reason)
+            _refused(refused)
             raise
 
 
@@ -49,7 +61,7 @@ def check_model_budget() -> None:
         try:
             found[0].check_model(found[1])
         except BudgetExhaustedError as refused:
-            note_refusal(refused.reason)
+            _refused(refused)
             raise
 
 

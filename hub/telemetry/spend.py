@@ -21,9 +21,12 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hub.config import BudgetSettings
 from hub.errors import BudgetExhaustedError
+
+if TYPE_CHECKING:  # a client that only calls partners loads no settings models
+    from hub.config import BudgetSettings
 
 __all__ = ["DEFAULT_WINDOW", "Spend", "SpendBook"]
 

@@ -25,6 +25,7 @@ from hub.protocol import TaskState
 from hub.skills.swarm import swarm
 from hub.store import ChildRecord, TaskStore
 from hub.testing import serve_hub
+from tests.console.test_pages import token
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
@@ -142,17 +143,8 @@ async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_can
 async def test_a_kill_by_context_ends_only_that_context(hub: KillHub) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         alice = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": ALICE_KEY})
-        ids = []
         with anyio.fail_after(30):
-            for _ in range(2):
-                async with alice.stream(
-                    user_message("go"),
-                    metadata={"skill": "swarm", "strategy": "broadcast", "agents": ["p1"]},
-                ) as events:
-                    async for event in events:
-                        if event.status_update is not None:
-                            ids.append(event.status_update.task_id)
-                            break
+            ids = [await _swarm_started(alice), await _swarm_started(alice)]
             first = await alice.get_task(ids[0])
             answer = await http.post(
                 f"{hub.url}/admin/kill",
@@ -202,14 +194,7 @@ async def test_the_cli_kills_a_callers_tasks_and_says_what_it_ended(
     async with httpx.AsyncClient(timeout=30) as http:
         alice = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": ALICE_KEY})
         with anyio.fail_after(30):
-            async with alice.stream(
-                user_message("go"),
-                metadata={"skill": "swarm", "strategy": "broadcast", "agents": ["p1", "p2"]},
-            ) as events:
-                async for event in events:
-                    if event.status_update is not None:
-                        task_id = event.status_update.task_id
-                        break
+            task_id = await _swarm_started(alice, "p1", "p2")
             await _lines_in(hub.store, task_id, 2, TaskState.SUBMITTED, TaskState.WORKING)
             with pytest.raises(RemoteRpcError) as refused:
                 await kill(_cli_args(hub.url, ALICE_KEY, caller="alice"), Running())
@@ -224,3 +209,74 @@ async def test_the_cli_kills_a_callers_tasks_and_says_what_it_ended(
         f"killed caller 'alice' at {hub.url}: canceled 1 task and 2 partner tasks they started",
         f"  {task_id}",
     ]
+
+
+async def _swarm_started(client: A2AClient, *agents: str) -> str:
+    """Start a swarm over `agents` (p1 by default) as `client`'s credential; its task id
+    once it runs."""
+    async with client.stream(
+        user_message("go"),
+        metadata={"skill": "swarm", "strategy": "broadcast", "agents": list(agents or ["p1"])},
+    ) as events:
+        async for event in events:
+            if event.status_update is not None:
+                return event.status_update.task_id
+    raise AssertionError("the hub named no task")
+
+
+async def _signed_in(http: httpx.AsyncClient, url: str, key: str) -> None:
+    login = await http.get(f"{url}/ui/login")
+    signed = await http.post(
+        f"{url}/ui/login", data={"_csrf": token(login.text), "kind": "api_key", "secret": key}
+    )
+    assert signed.status_code == 303
+
+
+async def test_the_console_shows_spend_and_gives_only_an_operator_the_kill_buttons(
+    hub: KillHub,
+) -> None:
+    async with (
+        httpx.AsyncClient(timeout=30) as ops,
+        httpx.AsyncClient(timeout=30) as alice_browser,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        alice = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": ALICE_KEY})
+        operator = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": OPS_KEY})
+        with anyio.fail_after(30):
+            task_id = await _swarm_started(alice)
+            own_id = await _swarm_started(operator)
+            await _signed_in(ops, hub.url, OPS_KEY)
+            await _signed_in(alice_browser, hub.url, ALICE_KEY)
+            ops_spend = await ops.get(f"{hub.url}/ui/spend")
+            alice_spend = await alice_browser.get(f"{hub.url}/ui/spend")
+            ops_task = await ops.get(f"{hub.url}/ui/tasks/{own_id}")
+            alice_task = await alice_browser.get(f"{hub.url}/ui/tasks/{task_id}")
+            forged = await ops.post(f"{hub.url}/ui/kill", data={"caller": "alice"})
+            refused = await alice_browser.post(
+                f"{hub.url}/ui/kill", data={"_csrf": token(alice_spend.text), "caller": "ops"}
+            )
+            killed = await ops.post(
+                f"{hub.url}/ui/kill", data={"_csrf": token(ops_spend.text), "caller": "alice"}
+            )
+            ended = await alice.get_task(task_id)
+            await operator.cancel(own_id)
+
+    assert ops_spend.status_code == 200
+    assert 'data-caller="ops"' in ops_spend.text
+    assert 'data-caller="alice"' in ops_spend.text
+    assert "Kill alice's tasks" in ops_spend.text
+    assert "<td>1</td>" in ops_spend.text  # alice's one partner call, this window
+    assert 'data-caller="ops"' not in alice_spend.text
+    assert 'data-caller="alice"' in alice_spend.text
+    assert 'action="/ui/kill"' not in alice_spend.text
+    assert 'id="kill-context"' in ops_task.text
+    assert 'id="kill-context"' not in alice_task.text
+    assert forged.status_code == 403
+    assert refused.status_code == 403
+    assert "may not use the kill switch" in refused.text
+    assert killed.status_code == 200
+    assert "killed caller &#39;alice&#39;: canceled 1 tasks" in killed.text
+    assert ended.status.state is TaskState.CANCELED
+    for page in (ops_spend, alice_spend, ops_task, killed, refused):
+        assert OPS_KEY not in page.text
+        assert ALICE_KEY not in page.text
