@@ -29,6 +29,8 @@ from hub.config import (
 from hub.protocol import Task, TaskState
 from hub.skills.delegate import delegate
 from hub.testing import serve_hub
+from hub.testing.model_server import Turn
+from tests.orchestrator.plans import collect, final_message, final_state, planning
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
@@ -147,3 +149,41 @@ async def test_inside_a_task_the_partner_call_past_the_budget_ends_the_task_sayi
     assert last.status.message is not None
     assert "has spent its partner_calls budget: 3 partner calls" in last.status.message.text()
     assert 'a2a_hub_refusals_total{reason="BUDGET_EXHAUSTED"} 1.0' in metrics.text
+
+
+@pytest.mark.parametrize(
+    ("budget", "usage", "price", "words"),
+    [
+        ({"tokens": 100}, (60, 40), None, "has spent its tokens budget: 100 tokens"),
+        (
+            {"cost": 0.5},
+            (1_000_000, 0),
+            {"input": 1.0, "output": 2.0},
+            "has spent its cost budget: $1.0000 in the last 1h, its limit is $0.5",
+        ),
+    ],
+)
+async def test_the_model_step_after_the_one_that_crossed_the_budget_is_refused(
+    budget: dict[str, Any], usage: tuple[int, int], price: dict[str, float] | None, words: str
+) -> None:
+    limits = BudgetSettings.model_validate(budget)
+    auth = AuthSettings(
+        enabled=True,
+        credentials=(CredentialSettings(name="bob", api_key=SecretStr(BOB_KEY), budget=limits),),
+    )
+    script = [Turn(text="first answer", usage=usage), Turn(text="never", usage=usage)]
+    async with (
+        planning(script, settings=Settings(auth=auth), price=price) as (_, model, hub),
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        bob = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": BOB_KEY})
+        with anyio.fail_after(30):
+            first = await collect(bob, "one")
+            second = await collect(bob, "two")
+        spend = await http.get(f"{hub.url}/metrics", headers={"X-API-Key": BOB_KEY})
+
+    assert final_state(first) is TaskState.COMPLETED
+    assert final_state(second) is TaskState.FAILED
+    assert words in final_message(second)
+    assert len(model.requests) == 1  # the refused step never reached the model
+    assert 'a2a_hub_refusals_total{reason="BUDGET_EXHAUSTED"} 1.0' in spend.text
