@@ -69,22 +69,26 @@ def _lines(request: AnyRequest, visitor: Visitor) -> list[SpendLine]:
     return [_line(name, book.spent(name)) for name in names]
 
 
-@get("/spend")
-async def spend_page(request: AnyRequest) -> Template:
-    visitor = visitor_of(request)
+def _spend_page(request: AnyRequest, visitor: Visitor, *, killed: str | None) -> Template:
     return page(
         request,
         visitor,
         "spend.html",
         lines=_lines(request, visitor),
         operator=visitor.caller.operator,
-        killed=request.query_params.get("killed"),
+        killed=killed,
     )
+
+
+@get("/spend")
+async def spend_page(request: AnyRequest) -> Template:
+    return _spend_page(request, visitor_of(request), killed=None)
 
 
 @post("/kill", status_code=200)
 async def kill(request: AnyRequest) -> Template:
-    """Kill the tasks of the context or the caller the form names, as the visitor."""
+    """Kill the tasks of the context or the caller the form names, as the visitor; the
+    spend page again, saying what ended."""
     visitor = visitor_of(request)
     fields = await form_of(request, visitor)
     context_id = fields.get("context", "").strip() or None
@@ -96,17 +100,11 @@ async def kill(request: AnyRequest) -> Template:
         report = await hub_of(request).kill_switch.kill(target, by=visitor.caller)
     except ProtocolError as error:
         return problem(request, visitor, error)
-    return page(
-        request,
-        visitor,
-        "spend.html",
-        lines=_lines(request, visitor),
-        operator=visitor.caller.operator,
-        killed=(
-            f"killed {target.describe()}: canceled {len(report.tasks)} tasks and "
-            f"{report.partner_tasks} partner tasks they started"
-        ),
+    killed = (
+        f"killed {target.describe()}: canceled {len(report.tasks)} tasks and "
+        f"{report.partner_tasks} partner tasks they started"
     )
+    return _spend_page(request, visitor, killed=killed)
 
 
 SPEND_ROUTES = [spend_page, kill]

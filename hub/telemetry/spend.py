@@ -160,18 +160,19 @@ class SpendBook:
         account = self._account(caller)
         now = self._clock()
         _, tokens, cost = account.totals(now)
-        if budget.tokens is not None and tokens >= budget.tokens:
-            wait = account.frees(now, 1, tokens, budget.tokens)
-            raise self._refusal(
-                caller, "tokens", f"{tokens} tokens", f"{budget.tokens}", wait,
-                action="the model step was not taken",
-            )  # fmt: skip
-        if budget.cost is not None and cost >= budget.cost:
-            wait = account.frees(now, 2, cost, budget.cost)
-            raise self._refusal(
-                caller, "cost", f"${cost:.4f}", f"${budget.cost:g}", wait,
-                action="the model step was not taken",
-            )  # fmt: skip
+        checks: list[tuple[str, int, float, float, str, str]] = []
+        if budget.tokens is not None:
+            checks.append(
+                ("tokens", 1, tokens, budget.tokens, f"{tokens} tokens", f"{budget.tokens}")
+            )
+        if budget.cost is not None:
+            checks.append(("cost", 2, cost, budget.cost, f"${cost:.4f}", f"${budget.cost:g}"))
+        for name, field, used, limit, spent, shown in checks:
+            if used >= limit:
+                wait = account.frees(now, field, used, limit)
+                raise self._refusal(
+                    caller, name, spent, shown, wait, action="the model step was not taken"
+                )
 
     def add_model(self, caller: str, *, tokens: int, cost: float) -> None:
         """Count a model step's tokens and cost against `caller`."""

@@ -9,27 +9,23 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from hub.client import A2AClient, user_message
 from hub.config import (
-    AuthSettings,
     BudgetSettings,
-    CredentialSettings,
     Settings,
-    StoreSettings,
 )
 from hub.protocol import Task, TaskState
 from hub.skills.delegate import delegate
 from hub.testing import serve_hub
 from hub.testing.model_server import Turn
+from tests.identity.callers import credential, with_credentials
 from tests.orchestrator.plans import collect, final_message, final_state, planning
 from tests.swarm.partners import partner_registry, scripted
 
@@ -41,33 +37,21 @@ BURST = 4
 V1 = {"A2A-Version": "1.0"}
 
 
-@dataclass
-class BudgetHub:
-    url: str
-
-
 def settings() -> Settings:
     budget = BudgetSettings.model_validate({"window": "1h", "partner_calls": BURST - 1})
-    return Settings(
-        store=StoreSettings(kind="memory"),
-        auth=AuthSettings(
-            enabled=True,
-            credentials=(
-                CredentialSettings(name="bob", api_key=SecretStr(BOB_KEY), budget=budget),
-                CredentialSettings(name="carol", api_key=SecretStr(CAROL_KEY)),
-            ),
-        ),
+    return with_credentials(
+        credential("bob", BOB_KEY, budget=budget), credential("carol", CAROL_KEY)
     )
 
 
 @pytest.fixture
-async def hub(tmp_path: Path) -> AsyncIterator[BudgetHub]:
+async def hub(tmp_path: Path) -> AsyncIterator[str]:
     script = {"echoer": (scripted("echo: {text}"), ())}
     async with (
         partner_registry(tmp_path, script) as (registry, _),
         serve_hub(skills=[delegate], partners=registry, settings=settings()) as running,
     ):
-        yield BudgetHub(running.url)
+        yield running.url
 
 
 def _send(text: str) -> dict[str, Any]:
@@ -76,25 +60,25 @@ def _send(text: str) -> dict[str, Any]:
 
 
 async def test_the_last_call_of_a_burst_through_the_gateway_crosses_the_budget(
-    hub: BudgetHub, caplog: pytest.LogCaptureFixture
+    hub: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="hub.access")
     async with httpx.AsyncClient(timeout=30) as http:
         with anyio.fail_after(30):
             answers = [
                 await http.post(
-                    f"{hub.url}/agents/echoer",
+                    f"{hub}/agents/echoer",
                     json=_send(f"call {n}"),
                     headers={"X-API-Key": BOB_KEY, **V1},
                 )
                 for n in range(BURST)
             ]
             others = await http.post(
-                f"{hub.url}/agents/echoer",
+                f"{hub}/agents/echoer",
                 json=_send("not bob"),
                 headers={"X-API-Key": CAROL_KEY, **V1},
             )
-            metrics = await http.get(f"{hub.url}/metrics", headers={"X-API-Key": CAROL_KEY})
+            metrics = await http.get(f"{hub}/metrics", headers={"X-API-Key": CAROL_KEY})
 
     assert [answer.json().get("error") is None for answer in answers] == [True] * (BURST - 1) + [
         False
@@ -131,16 +115,16 @@ async def test_the_last_call_of_a_burst_through_the_gateway_crosses_the_budget(
 
 
 async def test_inside_a_task_the_partner_call_past_the_budget_ends_the_task_saying_so(
-    hub: BudgetHub,
+    hub: str,
 ) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
-        bob = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": BOB_KEY})
+        bob = await A2AClient.from_url(hub, http=http, headers={"X-API-Key": BOB_KEY})
         with anyio.fail_after(30):
             tasks = [
                 await bob.send(user_message(f"turn {n}"), metadata={"agent": "echoer"})
                 for n in range(BURST)
             ]
-            metrics = await http.get(f"{hub.url}/metrics", headers={"X-API-Key": BOB_KEY})
+            metrics = await http.get(f"{hub}/metrics", headers={"X-API-Key": BOB_KEY})
 
     states = [task.status.state for task in tasks if isinstance(task, Task)]
     assert states == [TaskState.COMPLETED] * (BURST - 1) + [TaskState.FAILED]
@@ -167,20 +151,17 @@ async def test_the_model_step_after_the_one_that_crossed_the_budget_is_refused(
     budget: dict[str, Any], usage: tuple[int, int], price: dict[str, float] | None, words: str
 ) -> None:
     limits = BudgetSettings.model_validate(budget)
-    auth = AuthSettings(
-        enabled=True,
-        credentials=(CredentialSettings(name="bob", api_key=SecretStr(BOB_KEY), budget=limits),),
-    )
+    bob_only = with_credentials(credential("bob", BOB_KEY, budget=limits))
     script = [Turn(text="first answer", usage=usage), Turn(text="never", usage=usage)]
     async with (
-        planning(script, settings=Settings(auth=auth), price=price) as (_, model, hub),
+        planning(script, settings=bob_only, price=price) as (_, model, served),
         httpx.AsyncClient(timeout=30) as http,
     ):
-        bob = await A2AClient.from_url(hub.url, http=http, headers={"X-API-Key": BOB_KEY})
+        bob = await A2AClient.from_url(served.url, http=http, headers={"X-API-Key": BOB_KEY})
         with anyio.fail_after(30):
             first = await collect(bob, "one")
             second = await collect(bob, "two")
-        spend = await http.get(f"{hub.url}/metrics", headers={"X-API-Key": BOB_KEY})
+        spend = await http.get(f"{served.url}/metrics", headers={"X-API-Key": BOB_KEY})
 
     assert final_state(first) is TaskState.COMPLETED
     assert final_state(second) is TaskState.FAILED

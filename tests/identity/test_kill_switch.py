@@ -14,18 +14,19 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from hub.cli.kill import kill
 from hub.cli.outcome import Running
 from hub.client import A2AClient, user_message
-from hub.config import AuthSettings, CredentialSettings, Settings, StoreSettings
+from hub.config import Settings
 from hub.errors import RemoteRpcError
 from hub.protocol import TaskState
 from hub.skills.swarm import swarm
 from hub.store import ChildRecord, TaskStore
 from hub.testing import serve_hub
 from tests.console.test_pages import token
+from tests.identity.callers import credential, with_credentials
+from tests.ledger.test_ledger import _partner_task
 from tests.swarm.partners import partner_registry, scripted
 
 pytestmark = pytest.mark.anyio
@@ -43,15 +44,8 @@ class KillHub:
 
 
 def settings() -> Settings:
-    return Settings(
-        store=StoreSettings(kind="memory"),
-        auth=AuthSettings(
-            enabled=True,
-            credentials=(
-                CredentialSettings(name="ops", api_key=SecretStr(OPS_KEY), operator=True),
-                CredentialSettings(name="alice", api_key=SecretStr(ALICE_KEY)),
-            ),
-        ),
+    return with_credentials(
+        credential("ops", OPS_KEY, operator=True), credential("alice", ALICE_KEY)
     )
 
 
@@ -76,18 +70,6 @@ async def _lines_in(
             if len(lines) == count and all(line.state in states for line in lines):
                 return lines
             await anyio.sleep(0.02)
-
-
-async def _state_on_partner(url: str, task_id: str, state: TaskState) -> TaskState:
-    """The partner task's state once it is `state` (bounded wait), as the partner says."""
-    async with httpx.AsyncClient() as http:
-        partner = await A2AClient.from_url(url, http=http)
-        with anyio.fail_after(20):
-            while True:
-                task = await partner.get_task(task_id)
-                if task.status.state is state:
-                    return task.status.state
-                await anyio.sleep(0.02)
 
 
 async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_canceled(
@@ -117,10 +99,8 @@ async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_can
             assert answer.status_code == 200, answer.text
             report = answer.json()
 
-            states = [
-                await _state_on_partner(
-                    hub.partner_urls[line.agent], line.child_id, TaskState.CANCELED
-                )
+            partner_tasks = [
+                await _partner_task(hub.partner_urls[line.agent], line.child_id, TaskState.CANCELED)
                 for line in working
             ]
             ended = await alice.get_task(task.id)
@@ -131,7 +111,7 @@ async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_can
         "partnerTasks": len(PARTNERS),
     }
     assert sorted(line.agent for line in working) == list(PARTNERS)
-    assert states == [TaskState.CANCELED] * len(PARTNERS)
+    assert [found.status.state for found in partner_tasks] == [TaskState.CANCELED] * 5
     assert ended.status.state is TaskState.CANCELED
     audit = [record.getMessage() for record in caplog.records if record.name == "hub.audit"]
     assert audit == [
