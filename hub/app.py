@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -37,6 +38,7 @@ from hub.server.gateway import Gateway
 from hub.server.gateway_routes import gateway_routes
 from hub.server.grpc_door import GrpcPlugin
 from hub.server.jsonrpc import handle_jsonrpc
+from hub.server.kill import KILL_ROUTES, KillSwitch
 from hub.server.mcp_door import McpPlugin
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
 from hub.server.rest import REST_ROUTES
@@ -48,6 +50,7 @@ from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
 from hub.telemetry.logs import hub_logs_shown
 from hub.telemetry.setup import build_telemetry
+from hub.telemetry.spend import SpendBook
 
 __all__ = ["create_app"]
 
@@ -143,13 +146,19 @@ def create_app(
     settings = core.settings
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = _checked_card(settings, skills, gate)
-    telemetry = telemetry if telemetry is not None else build_telemetry(settings.telemetry)
+    telemetry = replace(
+        telemetry if telemetry is not None else build_telemetry(settings.telemetry),
+        spend=SpendBook(
+            {cred.name: cred.budget for cred in settings.auth.credentials if cred.budget}
+        ),
+    )
     hub = _hub_state(core, card=card, gate=gate, telemetry=telemetry)
     return Litestar(
         route_handlers=[
             agent_card,
             jsonrpc_endpoint,
             *OBSERVABILITY_ROUTES,
+            *KILL_ROUTES,
             *REST_ROUTES,
             *gateway_routes(),
         ],
@@ -235,6 +244,7 @@ def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemet
     return HubState(
         settings=settings,
         observability=observability,
+        kill_switch=KillSwitch(manager=core.manager),
         service=A2AService(manager=core.manager, card=CardDocument.render(card), push=core.push),
         gate=gate,
         gateway=Gateway(partners=core.partners, settings=settings, hub_card=card, store=core.store),

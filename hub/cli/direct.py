@@ -36,7 +36,7 @@ from hub.protocol import (
     state_name,
 )
 
-__all__ = ["cli_http_client", "credentials", "print_card", "send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "hub_headers", "print_card", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
@@ -61,6 +61,19 @@ def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, s
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers
+
+
+async def hub_headers(
+    http: httpx.AsyncClient, url: str, args: argparse.Namespace
+) -> dict[str, str]:
+    """The credential headers for the operator's endpoints of the hub at `url` (`/status`,
+    `/admin/kill`): as `credentials`, its card read for the API key's header name (X-API-Key
+    when the card cannot be read)."""
+    try:
+        card = await CardCache(http).get(card_url(url))
+    except CardFetchError:
+        return credentials(args, None)
+    return credentials(args, card)
 
 
 def cli_http_client() -> httpx.AsyncClient:

@@ -57,6 +57,7 @@ from hub.protocol import (
 )
 from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
+from hub.telemetry.budgets import charge_partner_call
 from hub.telemetry.outgoing import partner_call
 
 if TYPE_CHECKING:
@@ -200,7 +201,12 @@ class A2AClient:
         """SendMessage: the task (or the direct message reply) the partner answers with.
 
         Never resent after the request may have reached the partner.
+
+        Raises:
+            BudgetExhaustedError: the current caller's `partner_calls` budget is spent
+                (`hub.telemetry.spend`); nothing is sent.
         """
+        charge_partner_call(self.agent_name)
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )
@@ -289,7 +295,12 @@ class A2AClient:
         A stream cut before a final event is resumed through SubscribeToTask; the caller sees
         each event once. A follow-up (a message carrying the id of a waiting task) ends at the
         partner's next state change, not at a snapshot of the state the caller knows.
+
+        Raises:
+            BudgetExhaustedError: the current caller's `partner_calls` budget is spent
+                (`hub.telemetry.spend`); nothing is sent.
         """
+        charge_partner_call(self.agent_name)
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )

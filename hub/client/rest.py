@@ -47,7 +47,7 @@ from hub.protocol import (
 )
 from hub.protocol.v03.translate import card_to_v1
 
-__all__ = ["RestTransport"]
+__all__ = ["RestTransport", "status_error"]
 
 T = TypeVar("T")
 
@@ -184,7 +184,7 @@ class RestTransport:
                 document = None
             error = document.get("error") if isinstance(document, dict) else None
             if isinstance(error, dict):
-                raise _status_error(self._agent, status, error, response)
+                raise status_error(self._agent, status, error, response)
         check_status(response, self._agent)
 
     @asynccontextmanager
@@ -204,7 +204,7 @@ class RestTransport:
                         except ValueError:
                             error = {}
                         inner = error.get("error", error) if isinstance(error, dict) else {}
-                        raise _status_error(self._agent, 500, inner, None)
+                        raise status_error(self._agent, 500, inner, None)
                     yield self._parse(partial(StreamResponse.model_validate_json, sse.data))
 
             yield events()
@@ -221,9 +221,12 @@ class RestTransport:
             ) from exc
 
 
-def _status_error(
+def status_error(
     agent_name: str, http_status: int, error: dict[str, Any], response: httpx.Response | None
 ) -> RemoteRpcError:
+    """The error for a `google.rpc.Status` body (`error`) answered with `http_status`: its
+    code from the A2A reason its `ErrorInfo` names, its message passed on as
+    `remote_error` says."""
     reason = next(
         (
             detail.get("reason")

@@ -7,6 +7,7 @@ replaced by the environment variable NAME when the file is loaded.
 """
 
 from hub.config.base import StrictModel
+from hub.config.budget import BudgetSettings
 from hub.config.loading import (
     describe_validation_error,
     load_settings,
@@ -52,6 +53,7 @@ from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "AuthSettings",
+    "BudgetSettings",
     "CardSettings",
     "CardSigningSettings",
     "CorsSettings",

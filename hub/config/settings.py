@@ -358,6 +358,7 @@ class UiSettings(StrictModel):
         "/readyz",
         "/metrics",
         "/status",
+        "/admin",
         "/mcp",
         "/.well-known",
     )

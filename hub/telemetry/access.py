@@ -20,10 +20,11 @@ from contextvars import ContextVar
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, HTTPScope, Message, Receive, Scope, Send
 
+from hub.errors import ProtocolError
 from hub.protocol import Message as A2AMessage
 from hub.protocol import Task
 from hub.protocol.trace import TRACEPARENT_HEADER, CallScope, parse_traceparent
-from hub.telemetry.context import Telemetry, use_telemetry
+from hub.telemetry.context import Telemetry, current_telemetry, use_telemetry
 from hub.telemetry.tracing import OpenSpan, SpanKind
 
 __all__ = [
@@ -31,12 +32,17 @@ __all__ = [
     "note_call",
     "note_caller",
     "note_error",
+    "note_refusal",
     "note_result",
     "observe_requests",
     "observe_rpc",
 ]
 
 access_log = logging.getLogger("hub.access")
+
+_REFUSALS = frozenset({401, 403, 429})
+"""The HTTP statuses of an error that refuses its caller (who, what, how much), as opposed to
+one that reports a fault."""
 
 V1_NAMES = {
     "message/send": "SendMessage",
@@ -58,7 +64,7 @@ _TRACEPARENT = TRACEPARENT_HEADER.encode()
 class RequestRecord:
     """What is known of the request being served."""
 
-    __slots__ = ("binding", "caller", "method", "outcome", "span", "version")
+    __slots__ = ("binding", "caller", "method", "outcome", "refused", "span", "version")
 
     def __init__(self, span: OpenSpan | None) -> None:
         self.span = span
@@ -67,6 +73,7 @@ class RequestRecord:
         self.version = ""
         self.caller = ""
         self.outcome = "ok"
+        self.refused = ""
 
 
 _record: ContextVar[RequestRecord | None] = ContextVar("a2a_hub_request", default=None)
@@ -96,13 +103,31 @@ def note_caller(name: str) -> None:
 
 
 def note_error(error: Exception) -> None:
-    """The request failed with `error` (answered as an A2A error)."""
+    """The request failed with `error` (answered as an A2A error); a refusal (HTTP 401, 403
+    or 429) is counted by its reason too (`note_refusal`)."""
+    if isinstance(error, ProtocolError) and error.http_status in _REFUSALS:
+        note_refusal(error.reason)
     record = _record.get()
     if record is None:
         return
     record.outcome = type(error).__name__
     if record.span is not None:
         record.span.fail(record.outcome)
+
+
+def note_refusal(reason: str) -> None:
+    """Something was refused for its caller (`reason`: the error's reason, such as
+    `RATE_LIMITED` or `BUDGET_EXHAUSTED`): counted once in `/metrics` by reason, and named on
+    the request's access line; a refusal inside a running task, outside any request, is
+    counted alone."""
+    record = _record.get()
+    if record is not None:
+        if record.refused:
+            return  # the request's refusal, counted where it was first seen
+        record.refused = reason
+    metrics = current_telemetry().metrics
+    if metrics is not None:
+        metrics.refusal(reason)
 
 
 def note_result(result: Task | A2AMessage | None, *, message: A2AMessage | None = None) -> None:
@@ -249,16 +274,18 @@ class _Entry:
             "duration_ms": round(seconds * 1000, 2),
             "caller": record.caller,
             "outcome": record.outcome,
+            "refused": record.refused,
         }
         access_log.log(
             self.level,
-            "%s %s %s %s %.1fms caller=%s",
+            "%s %s %s %s %.1fms caller=%s%s",
             self.verb,
             self.path,
             record.method or "-",
             status,
             seconds * 1000,
             record.caller or "-",
+            f" refused={record.refused}" if record.refused else "",
             extra={"access": fields},
         )
 
