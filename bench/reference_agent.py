@@ -2,8 +2,11 @@
 
 It uses the SDK's own request handler and in-memory task store, served by uvicorn with the
 same flags the hub uses, so the comparison is server against server and not setup against setup.
+With `--grpc-port` the same handler is served over gRPC too, by the SDK's own `GrpcHandler` on
+grpcio's asyncio server in the same event loop (the baseline of `bench.grpc`).
 
     python -m bench.reference_agent --port 8001
+    python -m bench.reference_agent --port 8001 --grpc-port 50061
 """
 
 from __future__ import annotations
@@ -114,12 +117,49 @@ def create_reference_app(base_url: str) -> Starlette:
     return sdk_app(build_card(base_url), EchoExecutor())
 
 
+async def serve_with_grpc(host: str, port: int, grpc_port: int) -> None:
+    """Serve the card and JSON-RPC over HTTP on `port` and the same handler over gRPC on
+    `grpc_port`, in one event loop, until interrupted."""
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    card = build_card(f"http://{host}:{port}/")
+    card.supported_interfaces.append(
+        AgentInterface(url=f"{host}:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0")
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f"{host}:{grpc_port}")
+    await server.start()
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+    flags = {key: value for key, value in UVICORN_FLAGS.items() if key != "loop"}
+    config = uvicorn.Config(Starlette(routes=routes), host=host, port=port, **flags)  # type: ignore[arg-type]
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await server.stop(None)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and serve until interrupted."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
+    parser.add_argument("--grpc-port", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.grpc_port is not None:
+        import asyncio
+
+        import uvloop
+
+        # The loop uvicorn runs the other servers on (UVICORN_FLAGS), made here for both.
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(serve_with_grpc(args.host, args.port, args.grpc_port))
+        return
     app = create_reference_app(f"http://{args.host}:{args.port}/")
     uvicorn.run(app, host=args.host, port=args.port, **UVICORN_FLAGS)  # type: ignore[arg-type]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -28,14 +29,16 @@ from hub.orchestrator import Orchestrator
 from hub.partners import Conversations, Partners
 from hub.protocol import AgentCard
 from hub.push import Resolver
-from hub.server.card import CardDocument, ServedFeatures, build_card, check_card
+from hub.server.card import CardDocument, ServedFeatures, build_card, check_card, sign_card
 from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
 from hub.server.gateway_routes import gateway_routes
+from hub.server.grpc_door import GrpcPlugin
 from hub.server.jsonrpc import handle_jsonrpc
+from hub.server.kill import KILL_ROUTES, KillSwitch
 from hub.server.mcp_door import McpPlugin
 from hub.server.observability import OBSERVABILITY_ROUTES, QUIET_PATHS, Observability
 from hub.server.rest import REST_ROUTES
@@ -47,6 +50,7 @@ from hub.telemetry import Telemetry, use_telemetry
 from hub.telemetry.access import observe_requests
 from hub.telemetry.logs import hub_logs_shown
 from hub.telemetry.setup import build_telemetry
+from hub.telemetry.spend import SpendBook
 
 __all__ = ["create_app"]
 
@@ -142,13 +146,19 @@ def create_app(
     settings = core.settings
     gate = Gate(auth=settings.auth, limits=settings.limits, skills=list(skills))
     card = _checked_card(settings, skills, gate)
-    telemetry = telemetry if telemetry is not None else build_telemetry(settings.telemetry)
+    telemetry = replace(
+        telemetry if telemetry is not None else build_telemetry(settings.telemetry),
+        spend=SpendBook(
+            {cred.name: cred.budget for cred in settings.auth.credentials if cred.budget}
+        ),
+    )
     hub = _hub_state(core, card=card, gate=gate, telemetry=telemetry)
     return Litestar(
         route_handlers=[
             agent_card,
             jsonrpc_endpoint,
             *OBSERVABILITY_ROUTES,
+            *KILL_ROUTES,
             *REST_ROUTES,
             *gateway_routes(),
         ],
@@ -171,9 +181,10 @@ def create_app(
 
 def _doors(core: HubCore, hub: HubState, telemetry: Telemetry) -> list[InitPluginProtocol]:
     """The doors beside the A2A endpoints, each mounted by its plugin when its settings say
-    so: MCP at `/mcp` and the console at `ui.path`."""
+    so: gRPC on `server.grpc`'s port, MCP at `/mcp` and the console at `ui.path`."""
     settings = core.settings
     return [
+        GrpcPlugin(settings, hub=hub, telemetry=telemetry),
         McpPlugin(
             settings,
             service=hub.service,
@@ -200,8 +211,8 @@ def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Ga
     """The hub's card, checked against what the app serves.
 
     Raises:
-        ConfigError: an extension names an unknown skill, or the card promises what is not
-            served.
+        ConfigError: an extension names an unknown skill, the card promises what is not
+            served, or its signing key (`card.signing`) cannot be used.
     """
     card = build_card(settings, [skill.card for skill in skills.values()])
     check_card(
@@ -210,9 +221,9 @@ def _checked_card(settings: Settings, skills: Mapping[str, LocalSkill], gate: Ga
             push_notifications=True,
             extended_card=gate.authenticator.enabled,
             security_schemes=gate.authenticator.schemes,
-        ),
+        ).with_grpc(settings.server.grpc.enabled),
     )
-    return card
+    return sign_card(card, settings)
 
 
 def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemetry) -> HubState:
@@ -233,6 +244,7 @@ def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemet
     return HubState(
         settings=settings,
         observability=observability,
+        kill_switch=KillSwitch(manager=core.manager),
         service=A2AService(manager=core.manager, card=CardDocument.render(card), push=core.push),
         gate=gate,
         gateway=Gateway(partners=core.partners, settings=settings, hub_card=card, store=core.store),

@@ -12,9 +12,11 @@ HubError
 │   ├── InvalidParamsError                 -32602  params do not match the method's schema
 │   │   ├── LimitExceededError                     a configured limit was reached (HTTP 429)
 │   │   │   └── RateLimitedError                   over the request rate (429, Retry-After)
+│   │   │       └── BudgetExhaustedError               a caller's budget is spent (429)
 │   │   ├── PartTooLargeError                      a part over limits.max_part_bytes (413)
 │   │   ├── SkillNotAllowedError                   a skill outside the caller's scope (403)
 │   │   ├── DirectiveNotAllowedError               a directive the caller may not send (403)
+│   │   ├── OperatorOnlyError                      an operator's action, not an operator (403)
 │   │   ├── AgentNameTakenError                    a new partner's name is in use (409)
 │   │   ├── AgentCardError                         a new partner's card is unreadable or unusable
 │   │   └── UnsafeUrlError                         a URL the hub may not call (SSRF guard)
@@ -83,8 +85,10 @@ __all__ = [
     "AgentNameTakenError",
     "AgentTimeoutError",
     "AgentUnreachableError",
+    "BudgetExhaustedError",
     "CardFetchError",
     "CardMismatchError",
+    "CardRefusedError",
     "CircuitOpenError",
     "ClientError",
     "ConfigError",
@@ -104,6 +108,7 @@ __all__ = [
     "LimitExceededError",
     "MethodNotFoundError",
     "NoSupportedInterfaceError",
+    "OperatorOnlyError",
     "ParseError",
     "PartTooLargeError",
     "PartnerBusyError",
@@ -236,9 +241,20 @@ class RateLimitedError(LimitExceededError):
 
     reason = "RATE_LIMITED"
 
-    def __init__(self, message: str, *, retry_after: float) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, retry_after: float, metadata: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message, metadata=metadata)
         self.retry_after = retry_after
+
+
+class BudgetExhaustedError(RateLimitedError):
+    """The caller has spent its budget over its window (`auth.credentials[].budget`): a
+    partner call, or a model step of an orchestrator, past one of its limits. Sent with HTTP
+    429 and `Retry-After` (when the window frees enough); the message and the metadata name
+    the budget (`partner_calls`, `tokens`, `cost`), its limit and what was spent."""
+
+    reason = "BUDGET_EXHAUSTED"
 
 
 class SkillNotAllowedError(InvalidParamsError):
@@ -256,6 +272,15 @@ class DirectiveNotAllowedError(InvalidParamsError):
     from an anonymous caller the hub's `federation.anonymous` does not allow."""
 
     reason = "DIRECTIVE_NOT_ALLOWED"
+    http_status = 403
+    rpc_status = "PERMISSION_DENIED"
+
+
+class OperatorOnlyError(InvalidParamsError):
+    """An operator's action (the kill switch) from a credential that is not an operator's
+    (`operator: true` in `auth.credentials`)."""
+
+    reason = "OPERATOR_ONLY"
     http_status = 403
     rpc_status = "PERMISSION_DENIED"
 
@@ -553,6 +578,12 @@ class ConnectionLostError(ClientError):
 
 class CardFetchError(ClientError):
     """No valid agent card could be read from its URL (its cause is chained)."""
+
+
+class CardRefusedError(CardFetchError):
+    """A partner's card was refused by the hub's own checks of it, not by the partner: its
+    signature is missing or does not verify (`verify_card`), or the TLS files to reach it
+    are not valid. The message says which and why."""
 
 
 class CircuitOpenError(ClientError):

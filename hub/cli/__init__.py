@@ -119,6 +119,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     # line, so its module is marked absent (None in sys.modules: the import system's own way
     # to say so, which typeshed's type for sys.modules leaves out) and httpx uses its stub.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    # grpc's core writes its INFO lines to stderr (a failed TLS handshake, before the hub's
+    # own message says the agent cannot be reached); its documented default is ERROR, which
+    # is set here unless the user set another, before anything imports grpc.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         # Inside the try: Ctrl-C while the command line is read is one line too.
         parser, commands = build_parser()

@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -35,7 +36,7 @@ from hub.protocol import (
     state_name,
 )
 
-__all__ = ["cli_http_client", "credentials", "print_card", "send", "tasks"]
+__all__ = ["cli_http_client", "credentials", "hub_headers", "print_card", "send", "tasks"]
 
 
 API_KEY_ENV = "A2A_HUB_API_KEY"
@@ -60,6 +61,19 @@ def credentials(args: argparse.Namespace, card: AgentCard | None) -> dict[str, s
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return headers
+
+
+async def hub_headers(
+    http: httpx.AsyncClient, url: str, args: argparse.Namespace
+) -> dict[str, str]:
+    """The credential headers for the operator's endpoints of the hub at `url` (`/status`,
+    `/admin/kill`): as `credentials`, its card read for the API key's header name (X-API-Key
+    when the card cannot be read)."""
+    try:
+        card = await CardCache(http).get(card_url(url))
+    except CardFetchError:
+        return credentials(args, None)
+    return credentials(args, card)
 
 
 def cli_http_client() -> httpx.AsyncClient:
@@ -123,7 +137,14 @@ async def _client(
                 skills=[],
             )
         headers = {**compose_headers(args), **credentials(args, card)}
-        client = A2AClient(card, http=http, agent_name=url, timeouts=timeouts, headers=headers)
+        client = A2AClient(
+            card,
+            http=http,
+            agent_name=url,
+            timeouts=timeouts,
+            headers=headers,
+            tls=urlsplit(url).scheme == "https",
+        )
         try:
             yield client
         except (RemoteRpcError, InvalidAgentResponseError) as exc:
@@ -133,6 +154,8 @@ async def _client(
                 f"no A2A agent card at {missing}, and {url} does not answer A2A JSON-RPC "
                 "either; check the URL (give the agent's base URL, or its card's URL)"
             ) from exc
+        finally:
+            await client.aclose()
 
 
 async def print_card(url: str) -> int:

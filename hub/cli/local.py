@@ -10,7 +10,7 @@ import sys
 from hub.cli.outcome import OK, Running
 from hub.cli.settings import command_settings
 from hub.config import settle_default_skill
-from hub.server.card import CardDocument, build_card
+from hub.server.card import CardDocument, build_card, sign_card
 from hub.skills import configured_skills
 
 __all__ = ["card", "skills"]
@@ -36,7 +36,7 @@ def card(args: argparse.Namespace, running: Running) -> int:
     settings = command_settings(args)
     loaded = configured_skills(settings)
     settings = settle_default_skill(settings, list(loaded))
-    built = build_card(settings, [local.card for local in loaded.values()])
+    built = sign_card(build_card(settings, [local.card for local in loaded.values()]), settings)
     print(json.dumps(json.loads(CardDocument.render(built).hybrid.body), indent=2))
     return OK
 

@@ -342,6 +342,24 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     url_word(status, "the same as --url")
     status.add_argument("--json", action="store_true", help="print JSON")
 
+    killing = command(
+        "kill",
+        "hub.cli.kill:kill",
+        "cancel every task of a context or a caller on a running hub",
+        "The kill switch of a running hub (POST /admin/kill, an operator's credential with "
+        "auth on): every task of the context or the caller that is not terminal is canceled "
+        "at once, with the partner tasks they started; the hub writes an audit line naming "
+        "who did it. `kill URL` is the same as `kill --url URL`.",
+        parents=[configured, credential],
+    )
+    killing.intermixed = True
+    target = killing.add_mutually_exclusive_group(required=True)
+    target.add_argument("--context", metavar="ID", help="the context id whose tasks end")
+    target.add_argument("--caller", metavar="NAME", help="the credential whose tasks end")
+    killing.add_argument("--url", type=agent_url, help=HUB_URL_HELP)
+    url_word(killing, "the same as --url")
+    killing.add_argument("--json", action="store_true", help="print JSON")
+
     call = command(
         "call",
         "hub.cli.agents:call",

@@ -28,18 +28,11 @@ async def hub_status(url: str, args: argparse.Namespace) -> HubStatus:
         ClientError: the hub cannot be reached, refuses the credential, or answers
             something that is not a status.
     """
-    from hub.cli.direct import cli_http_client, credentials
-    from hub.client import CardCache, card_url
+    from hub.cli.direct import cli_http_client, hub_headers
     from hub.client.http_errors import check_status, read_json, translate_http_errors
-    from hub.errors import CardFetchError
 
     async with cli_http_client() as http:
-        headers: dict[str, str] = {}
-        try:
-            card = await CardCache(http).get(card_url(url))
-            headers = credentials(args, card)
-        except CardFetchError:
-            headers = credentials(args, None)
+        headers = await hub_headers(http, url, args)
         with translate_http_errors(url):
             response = await http.get(f"{url}/status", headers=headers)
             check_status(response, url)

@@ -1,9 +1,11 @@
-"""Calling other A2A agents: `A2AClient`, its transports, the card cache, retries and breaker."""
+"""Calling other A2A agents: `A2AClient`, its transports (JSON-RPC, HTTP+JSON, gRPC), the card
+cache, retries and breaker."""
 
 from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
 from hub.client.card_cache import CARD_PATH, CardCache, CardListener, CardRecord, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
 from hub.client.deferred_transport import DeferredTransport
+from hub.client.grpc_channels import GrpcChannels
 from hub.client.guard import GuardedTransport, UrlGuard
 from hub.client.http_client import build_http_client, connection_limits
 from hub.client.http_errors import fault_of, translate_http_errors
@@ -26,6 +28,7 @@ __all__ = [
     "CircuitBreaker",
     "DeferredTransport",
     "EventStream",
+    "GrpcChannels",
     "GuardedTransport",
     "JsonRpcTransport",
     "RestTransport",

@@ -3,7 +3,8 @@
 The client picks the interface from the card, builds the transport for it, and wraps each
 call in what makes it safe to use from a hub: per-partner timeouts, an overall deadline per
 call, a retry policy that only repeats what is safe, a circuit breaker, and streams that
-resume after a cut.
+resume after a cut. The HTTP transports send on the httpx client they are given; the gRPC
+transport (imported only for a gRPC interface) on a channel of the `GrpcChannels` given.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
 
 from hub.client.breaker import CircuitBreaker
 from hub.client.card_cache import CardCache, card_url
+from hub.client.grpc_channels import GrpcChannels
 from hub.client.interface import choose_interface
 from hub.client.jsonrpc import JsonRpcTransport
 from hub.client.rest import RestTransport
@@ -29,6 +32,7 @@ from hub.errors import (
     AgentUnreachableError,
     ConnectionLostError,
     InvalidAgentResponseError,
+    NoSupportedInterfaceError,
     RemoteRpcError,
 )
 from hub.protocol import (
@@ -51,9 +55,13 @@ from hub.protocol import (
     TaskPushNotificationConfig,
     user_message,
 )
-from hub.protocol.card import BINDING_HTTP_JSON
+from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON
 from hub.protocol.trace import current_scope
+from hub.telemetry.budgets import charge_partner_call
 from hub.telemetry.outgoing import partner_call
+
+if TYPE_CHECKING:
+    from hub.trust.tls import TlsPem  # loads the settings models: annotations only
 
 __all__ = ["A2AClient", "Timeouts", "user_message"]
 
@@ -105,6 +113,13 @@ class A2AClient:
             was sent).
         breaker: the partner's circuit breaker; one is made when not given.
         resume: how to resume a cut stream.
+        channels: the gRPC channels to call a gRPC interface on (its owner closes them);
+            when not given, the client keeps its own, which `aclose` closes.
+        tls: whether a gRPC interface whose URL names no scheme is called over TLS; None
+            for yes (`from_url` sets it from the card URL's scheme).
+        grpc: whether a gRPC interface may be chosen (`choose_interface`).
+        tls_files: the partner's CA and client certificate for a gRPC channel (the HTTP
+            client given carries its own TLS settings).
 
     Raises:
         NoSupportedInterfaceError: the card offers nothing this client speaks.
@@ -123,11 +138,15 @@ class A2AClient:
         retry: RetryPolicy | None = None,
         breaker: CircuitBreaker | None = None,
         resume: ResumePolicy | None = None,
+        channels: GrpcChannels | None = None,
+        tls: bool | None = None,
+        grpc: bool = True,
+        tls_files: TlsPem | None = None,
     ) -> None:
         self.card = card
         self.agent_name = agent_name or card.name
         self.interface, self.protocol_version = choose_interface(
-            card, protocol_version=protocol_version, binding=binding
+            card, protocol_version=protocol_version, binding=binding, grpc=grpc
         )
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
@@ -138,10 +157,16 @@ class A2AClient:
             headers=dict(headers or {}),
             timeout=self.timeouts.httpx(),
             tenant=self.interface.tenant,
+            tls=tls,
+            tls_files=tls_files,
         )
-        self.transport: Transport = _build_transport(
-            http, self.interface, self.protocol_version, options
-        )
+        self._own_channels: GrpcChannels | None = None
+        if self.interface.protocol_binding.upper() == BINDING_GRPC:
+            if channels is None:
+                channels = self._own_channels = GrpcChannels()
+            self.transport: Transport = _grpc_transport(channels, self.interface, options)
+        else:
+            self.transport = _build_transport(http, self.interface, self.protocol_version, options)
 
     @classmethod
     async def from_url(
@@ -155,8 +180,16 @@ class A2AClient:
             NoSupportedInterfaceError: the card offers nothing this client speaks.
         """
         cache = cards or CardCache(http)
-        card = await cache.get(card_url(url), headers=options.get("headers"))
+        location = card_url(url)
+        card = await cache.get(location, headers=options.get("headers"))
+        options.setdefault("tls", urlsplit(location).scheme == "https")
         return cls(card, http=http, **options)
+
+    async def aclose(self) -> None:
+        """Close what the client made for itself (the gRPC channels it was not given); the
+        HTTP client and a given pool of channels are their owners' to close."""
+        if self._own_channels is not None:
+            await self._own_channels.aclose()
 
     async def send(
         self,
@@ -168,7 +201,12 @@ class A2AClient:
         """SendMessage: the task (or the direct message reply) the partner answers with.
 
         Never resent after the request may have reached the partner.
+
+        Raises:
+            BudgetExhaustedError: the current caller's `partner_calls` budget is spent
+                (`hub.telemetry.spend`); nothing is sent.
         """
+        charge_partner_call(self.agent_name)
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )
@@ -257,7 +295,12 @@ class A2AClient:
         A stream cut before a final event is resumed through SubscribeToTask; the caller sees
         each event once. A follow-up (a message carrying the id of a waiting task) ends at the
         partner's next state change, not at a snapshot of the state the caller knows.
+
+        Raises:
+            BudgetExhaustedError: the current caller's `partner_calls` budget is spent
+                (`hub.telemetry.spend`); nothing is sent.
         """
+        charge_partner_call(self.agent_name)
         request = SendMessageRequest(
             message=message, configuration=configuration, metadata=metadata
         )
@@ -363,6 +406,19 @@ class A2AClient:
             self.breaker.record_success()
         else:
             self.breaker.release()
+
+
+def _grpc_transport(
+    channels: GrpcChannels, interface: AgentInterface, options: TransportOptions
+) -> Transport:
+    from hub.client.grpc_transport import GrpcTransport  # imports grpc: gRPC partners only
+
+    try:
+        return GrpcTransport(channels, interface.url, options=options)
+    except ValueError as exc:
+        raise NoSupportedInterfaceError(
+            f"agent '{options.agent_name}' offers {exc}; a gRPC interface URL is host:port"
+        ) from None
 
 
 def _build_transport(

@@ -23,6 +23,7 @@ fell by a quarter and a skill's delegated call by a tenth.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 
 import httpx
@@ -67,6 +68,7 @@ def build_http_client(
     timeout: httpx.Timeout | None = None,
     guard: UrlGuard | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> httpx.AsyncClient:
     """A new `httpx.AsyncClient` on the aiohttp transport; the caller closes it.
 
@@ -80,11 +82,19 @@ def build_http_client(
         transport: instead of aiohttp's, for a process that makes a request or two and
             exits (the CLI): importing aiohttp costs more than it saves there; or a
             `DeferredTransport`, for a server that should not wait for the import.
+        tls: the TLS context of every connection, instead of the system's trust store (a
+            partner's private CA or client certificate: `hub.trust.PartnerTls`); only for
+            the aiohttp transport made here.
     """
     if transport is None:
         from httpx_aiohttp import AiohttpTransport  # imported only by those who use it
 
-        transport = AiohttpTransport(limits=connection_limits(max_connections, max_keepalive))
+        transport = AiohttpTransport(
+            verify=True if tls is None else tls,
+            limits=connection_limits(max_connections, max_keepalive),
+        )
+    elif tls is not None:
+        raise ValueError("tls applies to the aiohttp transport build_http_client makes")
     if guard is not None:
         transport = GuardedTransport(transport, guard)
     return httpx.AsyncClient(

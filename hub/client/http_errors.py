@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -50,12 +51,14 @@ from hub.errors import (
     ClientError,
     ConnectionLostError,
     InvalidAgentResponseError,
+    ProtocolError,
     RemoteRpcError,
 )
 from hub.protocol.urls import shown_url
 
 __all__ = [
     "check_status",
+    "code_of_reason",
     "fault_of",
     "invalid_response",
     "read_json",
@@ -177,6 +180,22 @@ def remote_error(
     where = _where(response.request) if response is not None and _has_request(response) else None
     detail = "; ".join(part for part in (where, f"its message: {message!r}") if part)
     return RemoteRpcError(text, code=code, data=data, detail=detail, told=told)
+
+
+def code_of_reason(reason: str) -> int | None:
+    """The code of the error an `ErrorInfo.reason` names (`TASK_NOT_FOUND` → -32001), from
+    the hub's own error table, so a REST or gRPC error reads the same as the JSON-RPC one;
+    None for a reason the table does not hold."""
+    return _CODE_OF_REASON.get(reason)
+
+
+def _subclasses(cls: type[ProtocolError]) -> Iterator[type[ProtocolError]]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+_CODE_OF_REASON = {error.reason: error.code for error in _subclasses(ProtocolError)}
 
 
 def _bounded(message: str) -> str:
@@ -301,17 +320,36 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{where}: {what}" if where else what
 
 
+def _tls_failure(error: ssl.SSLError) -> str:
+    """Why a TLS handshake failed, in OpenSSL's words: the certificate check's message
+    (`unable to get local issuer certificate`), or the alert the peer sent
+    (`tlsv13 alert certificate required`)."""
+    if isinstance(error, ssl.SSLCertVerificationError) and error.verify_message:
+        return f"TLS handshake failed: certificate verify failed ({error.verify_message})"
+    reason = (error.reason or type(error).__name__).lower().replace("_", " ")
+    return f"TLS handshake failed: {reason}"
+
+
 def _socket_error(exc: BaseException) -> str | None:
     """What the operating system said about a connection that could not be made (refused,
-    no route, ...), found among the causes of a connect error; None for anything else."""
+    no route, ...), or why its TLS handshake failed, found among the causes of a connect
+    error; None for anything else."""
     if not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
         return None
     cause: BaseException | None = exc
     while cause is not None:
-        number = getattr(cause, "errno", None)
-        if isinstance(cause, OSError) and isinstance(number, int) and number > 0:
-            return os.strerror(number).lower()
-        cause = cause.__cause__ or getattr(cause, "os_error", None)
+        if isinstance(cause, ssl.SSLError):
+            # Its errno is OpenSSL's error kind, not the operating system's. (aiohttp's own
+            # certificate error is one too, without OpenSSL's attributes: its cause has them.)
+            if hasattr(cause, "reason"):
+                return _tls_failure(cause)
+        elif isinstance(cause, OSError) and isinstance(cause.errno, int) and cause.errno > 0:
+            return os.strerror(cause.errno).lower()
+        cause = (
+            cause.__cause__
+            or getattr(cause, "os_error", None)
+            or getattr(cause, "certificate_error", None)
+        )
     return None
 
 

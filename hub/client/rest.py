@@ -8,7 +8,7 @@ names (or the HTTP status when the reason is not an A2A one).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -20,13 +20,14 @@ from pydantic import ValidationError
 from hub.client.http_client import send_request
 from hub.client.http_errors import (
     check_status,
+    code_of_reason,
     invalid_response,
     read_json,
     remote_error,
     translate_http_errors,
 )
 from hub.client.transport import EventStream, TransportOptions, open_event_stream
-from hub.errors import ProtocolError, RemoteRpcError
+from hub.errors import RemoteRpcError
 from hub.protocol import (
     AgentCard,
     CancelTaskRequest,
@@ -46,22 +47,11 @@ from hub.protocol import (
 )
 from hub.protocol.v03.translate import card_to_v1
 
-__all__ = ["RestTransport"]
+__all__ = ["RestTransport", "status_error"]
 
 T = TypeVar("T")
 
 _CONTENT_TYPE = "application/a2a+json"
-
-
-def _subclasses(cls: type[ProtocolError]) -> Iterator[type[ProtocolError]]:
-    for sub in cls.__subclasses__():
-        yield sub
-        yield from _subclasses(sub)
-
-
-# The A2A code behind each `ErrorInfo.reason`, from the hub's own error table, so a REST
-# error reads the same as the JSON-RPC one.
-_CODE_OF_REASON = {error.reason: error.code for error in _subclasses(ProtocolError)}
 
 
 class RestTransport:
@@ -194,7 +184,7 @@ class RestTransport:
                 document = None
             error = document.get("error") if isinstance(document, dict) else None
             if isinstance(error, dict):
-                raise _status_error(self._agent, status, error, response)
+                raise status_error(self._agent, status, error, response)
         check_status(response, self._agent)
 
     @asynccontextmanager
@@ -214,7 +204,7 @@ class RestTransport:
                         except ValueError:
                             error = {}
                         inner = error.get("error", error) if isinstance(error, dict) else {}
-                        raise _status_error(self._agent, 500, inner, None)
+                        raise status_error(self._agent, 500, inner, None)
                     yield self._parse(partial(StreamResponse.model_validate_json, sse.data))
 
             yield events()
@@ -231,9 +221,12 @@ class RestTransport:
             ) from exc
 
 
-def _status_error(
+def status_error(
     agent_name: str, http_status: int, error: dict[str, Any], response: httpx.Response | None
 ) -> RemoteRpcError:
+    """The error for a `google.rpc.Status` body (`error`) answered with `http_status`: its
+    code from the A2A reason its `ErrorInfo` names, its message passed on as
+    `remote_error` says."""
     reason = next(
         (
             detail.get("reason")
@@ -242,7 +235,8 @@ def _status_error(
         ),
         None,
     )
-    code = _CODE_OF_REASON.get(reason, http_status) if isinstance(reason, str) else http_status
+    code = code_of_reason(reason) if isinstance(reason, str) else None
+    code = http_status if code is None else code
     message = error.get("message") or error.get("status") or f"HTTP {http_status}"
     return remote_error(
         agent_name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -35,6 +35,9 @@ from hub.protocol import (
     TaskPushNotificationConfig,
 )
 
+if TYPE_CHECKING:
+    from hub.trust.tls import TlsPem  # loads the settings models: annotations only
+
 __all__ = ["EventStream", "Transport", "TransportOptions", "open_event_stream"]
 
 EventStream = AbstractAsyncContextManager[AsyncIterator[StreamResponse]]
@@ -50,19 +53,27 @@ class TransportOptions:
         headers: extra headers sent with every request (authentication, tracing).
         timeout: connect, read, write and pool timeouts for each request.
         tenant: the interface's tenant, copied into every request that has one (§8.3.2).
+        tls: whether a binding whose interface URL does not say (gRPC's `host:port`) is
+            spoken over TLS; None for yes. The hub sets it from the scheme of the URL the
+            card was read from.
+        tls_files: the partner's own CA and client certificate (agents.yaml `tls`), for the
+            bindings that take PEM bytes (gRPC); a partner with them is called over TLS.
     """
 
     agent_name: str
     headers: dict[str, str] = field(default_factory=dict)
     timeout: httpx.Timeout = field(default_factory=lambda: httpx.Timeout(10.0, read=60.0))
     tenant: str | None = None
+    tls: bool | None = None
+    tls_files: TlsPem | None = None
 
 
 class Transport(Protocol):
-    """One binding (JSON-RPC, HTTP+JSON) at one protocol version, seen as 1.0 objects.
+    """One binding (JSON-RPC, HTTP+JSON, gRPC) at one protocol version, seen as 1.0 objects.
 
-    Every method raises the errors of `hub.client.http_errors.translate_http_errors`, and
-    `RemoteRpcError` when the partner answers with a protocol error.
+    Every method raises the errors of `hub.client.http_errors.translate_http_errors` (the
+    same ones over gRPC: `hub.client.grpc_errors`), and `RemoteRpcError` when the partner
+    answers with a protocol error.
     """
 
     async def send(self, request: SendMessageRequest) -> SendMessageResponse:

@@ -7,6 +7,7 @@ replaced by the environment variable NAME when the file is loaded.
 """
 
 from hub.config.base import StrictModel
+from hub.config.budget import BudgetSettings
 from hub.config.loading import (
     describe_validation_error,
     load_settings,
@@ -32,7 +33,10 @@ from hub.config.security import (
 )
 from hub.config.settings import (
     CardSettings,
+    CardSigningSettings,
     ExtensionSettings,
+    GrpcSettings,
+    GrpcTlsSettings,
     LimitSettings,
     McpSettings,
     ProcessSkillSettings,
@@ -49,12 +53,16 @@ from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "AuthSettings",
+    "BudgetSettings",
     "CardSettings",
+    "CardSigningSettings",
     "CorsSettings",
     "CredentialSettings",
     "ExtensionSettings",
     "FederationPermission",
     "FederationSettings",
+    "GrpcSettings",
+    "GrpcTlsSettings",
     "LimitSettings",
     "McpSettings",
     "MetricsSettings",

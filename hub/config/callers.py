@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from hub.config.budget import BudgetSettings
 from hub.config.security import AuthSettings, CredentialSettings
 from hub.protocol.trace import Allowed, CallScope
 
@@ -26,12 +27,17 @@ class Caller:
         address: the client's IP address ("" when unknown).
         skills: the local skills it may use; None for all.
         agents: the partner agents its tasks may reach; None for all.
+        operator: may use the operator's actions (the kill switch); with auth off every
+            caller may, as every caller may cancel every task.
+        budget: what it may spend over a window; None for no limit.
     """
 
     name: str = ""
     address: str = ""
     skills: frozenset[str] | None = None
     agents: frozenset[str] | None = None
+    operator: bool = True
+    budget: BudgetSettings | None = None
 
     @classmethod
     def of(cls, credential: CredentialSettings) -> Caller:
@@ -40,6 +46,8 @@ class Caller:
             name=credential.name,
             skills=None if credential.skills is None else frozenset(credential.skills),
             agents=None if credential.agents is None else frozenset(credential.agents),
+            operator=credential.operator,
+            budget=credential.budget,
         )
 
     @property

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from hub.config.base import StrictModel
+from hub.config.budget import BudgetSettings
 from hub.config.values import parse_duration
 
 __all__ = [
@@ -57,6 +58,12 @@ class CredentialSettings(StrictModel):
     federation: tuple[FederationPermission, ...] = ()
     """Directives that change the partners this caller may send (`spawn_agent`, `learn`);
     none by default."""
+    operator: bool = False
+    """May use the operator's actions: the kill switch (`POST /admin/kill`, `a2a-hub kill`,
+    the console's kill buttons)."""
+    budget: BudgetSettings | None = None
+    """What this caller may spend over a window (partner calls, model tokens and cost);
+    None (the default) for no limit."""
 
     @model_validator(mode="after")
     def _one_secret(self) -> CredentialSettings:

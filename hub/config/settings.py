@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
@@ -16,7 +17,10 @@ from hub.config.values import parse_duration, parse_size
 
 __all__ = [
     "CardSettings",
+    "CardSigningSettings",
     "ExtensionSettings",
+    "GrpcSettings",
+    "GrpcTlsSettings",
     "LimitSettings",
     "McpSettings",
     "ProcessSkillSettings",
@@ -27,6 +31,30 @@ __all__ = [
     "StoreSettings",
     "UiSettings",
 ]
+
+
+class GrpcTlsSettings(StrictModel):
+    """TLS on the gRPC door: the server's certificate chain and key (PEM files), and with
+    `client_ca_file` mutual TLS (a client must present a certificate that CA signed)."""
+
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None
+
+
+class GrpcSettings(StrictModel):
+    """The gRPC door (`server.grpc`): A2A 1.0's `lf.a2a.v1.A2AService`, served beside the
+    HTTP doors in the same process (docs/grpc.md). Needs the `grpc` extra."""
+
+    enabled: bool = False
+    host: str | None = None
+    """The address to listen on; `server.host` when left out."""
+    port: int = Field(default=50051, ge=1, le=65535)
+    public_address: str | None = None
+    """The `host:port` the card gives gRPC clients; defaults to the host of
+    `server.public_url` (or the listening host) with `port`."""
+    tls: GrpcTlsSettings | None = None
+    """Serve over TLS (production); plaintext when left out."""
 
 
 class ServerSettings(StrictModel):
@@ -60,6 +88,8 @@ class ServerSettings(StrictModel):
     max_pending_per_address: int = Field(default=100, ge=1, le=1_000_000)
     """The same, from one client address (an IPv6 /64); past it a new one closes that
     address's longest-waiting one."""
+    grpc: GrpcSettings = GrpcSettings()
+    """The gRPC door: off unless enabled."""
 
     @field_validator("keepalive", "header_timeout", "idle_timeout", mode="before")
     @classmethod
@@ -68,6 +98,21 @@ class ServerSettings(StrictModel):
 
     def base_url(self) -> str:
         return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    def grpc_listen(self) -> str:
+        """The `host:port` the gRPC door listens on."""
+        return _host_port(self.grpc.host or self.host, self.grpc.port)
+
+    def grpc_address(self) -> str:
+        """The `host:port` the card names for the gRPC door (§5.8: no scheme)."""
+        if self.grpc.public_address:
+            return self.grpc.public_address
+        host = urlsplit(self.public_url).hostname if self.public_url else None
+        return _host_port(host or self.grpc.host or self.host, self.grpc.port)
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
 
 
 class StoreSettings(StrictModel):
@@ -161,6 +206,24 @@ class ExtensionSettings(StrictModel):
         return uri
 
 
+class CardSigningSettings(StrictModel):
+    """The key the hub signs its card with (A2A 1.0 `signatures`; needs the `identity` extra)."""
+
+    key_file: str
+    """A private key: PEM (PKCS#8 or the traditional form, unencrypted) or a JWK in JSON."""
+    kid: str | None = None
+    """The key id in the signature's header; default: the JWK's own `kid`, else its RFC 7638
+    thumbprint."""
+    alg: (
+        Literal[
+            "ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"
+        ]
+        | None
+    ) = None
+    """The JWS algorithm; default: from the key (ES256 for P-256, ES384, ES512, RS256 for RSA,
+    EdDSA for Ed25519)."""
+
+
 class CardSettings(StrictModel):
     name: str = "a2a-hub"
     description: str = "An A2A hub: local skills, partner agents as tools, delegation and swarms."
@@ -181,6 +244,8 @@ class CardSettings(StrictModel):
     (`A2A-Version: 1.x`); false serves the pure 1.0 card to every request."""
     extensions: tuple[ExtensionSettings, ...] = ()
     """The A2A extensions the hub declares (and may require)."""
+    signing: CardSigningSettings | None = None
+    """Sign the card (a detached JWS over its RFC 8785 canonical form) with this key."""
 
     @field_validator("extensions")
     @classmethod
@@ -293,6 +358,7 @@ class UiSettings(StrictModel):
         "/readyz",
         "/metrics",
         "/status",
+        "/admin",
         "/mcp",
         "/.well-known",
     )

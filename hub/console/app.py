@@ -27,6 +27,7 @@ from hub.console.chat import CHAT_ROUTES
 from hub.console.login import LOGIN_ROUTES
 from hub.console.overview import OVERVIEW_ROUTES
 from hub.console.partners import PARTNER_ROUTES
+from hub.console.spend import SPEND_ROUTES
 from hub.console.state import ConsoleState
 from hub.console.task_page import TASK_ROUTES
 from hub.console.tasks import TASK_LIST_ROUTES
@@ -119,6 +120,7 @@ def build_console(
             *TASK_ROUTES,
             *CHAT_ROUTES,
             *TREE_ROUTES,
+            *SPEND_ROUTES,
             static,
         ],
         response_headers=_HEADERS,

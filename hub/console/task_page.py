@@ -124,6 +124,7 @@ async def _render(request: AnyRequest, template: str) -> Template:
         timeline=view.timeline,
         base=base,
         agent=agent or "",
+        operator=visitor.caller.operator,
     )
 
 

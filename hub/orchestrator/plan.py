@@ -50,6 +50,7 @@ from hub.protocol.trace import current_scope
 from hub.store import SkillStateStore
 from hub.tasks import TaskRun
 from hub.telemetry import current_telemetry, span
+from hub.telemetry.budgets import check_model_budget, note_model_spend
 
 __all__ = ["PLAN_KEY", "LimitReached", "Plan"]
 
@@ -200,6 +201,7 @@ class Plan:
             required = self.settings.tools.required and not any(
                 entry.role == "tool" for entry in journal.transcript[journal.turn_start :]
             )
+            check_model_budget()
             step = await model.step(
                 self.settings.instructions,
                 journal.transcript,
@@ -230,6 +232,7 @@ class Plan:
                 cost=cost,
             )
         )
+        note_model_spend(tokens=step.input_tokens + step.output_tokens, cost=cost)
         metrics = current_telemetry().metrics
         if metrics is not None:
             metrics.model_call(

@@ -7,7 +7,10 @@ reads each partner's card through one `CardCache` (so a hundred callers on a col
 one GET), builds the partner's `A2AClient` from the card and the entry's overrides
 (protocol, auth headers, timeouts), and rebuilds a partner's client and tool from its new
 card on the next use after the card changed. A partner added at run time is read and called
-through the guarded client of the `FederationPolicy`.
+through the guarded client of the `FederationPolicy`; a partner whose entry sets `tls` (a
+private CA, a client certificate) through an HTTP client and card cache of its own, one per
+set of TLS files. A partner whose entry sets `verify_card` has each card it reads checked
+(`hub.trust.verify`) before it is used: a card refused is a card that could not be read.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from hub.client import (
     BreakerState,
     CardCache,
     CardRecord,
+    GrpcChannels,
     RetryPolicy,
     build_http_client,
     fault_of,
 )
-from hub.errors import CardFetchError
+from hub.errors import CardFetchError, CardRefusedError, ConfigError
 from hub.partners.health import PartnerHealth, probe
 from hub.partners.roster import Roster
 from hub.partners.runtime import FederationPolicy
@@ -38,6 +42,7 @@ from hub.partners.warming import WARM_TIMEOUT, read_cards
 from hub.protocol import AgentCard
 from hub.registry import Registry
 from hub.tools.remote import RemoteAgentTool
+from hub.trust import PartnerTls
 
 __all__ = ["Partners"]
 
@@ -48,7 +53,8 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
     """The registry's enabled partners, by name, as tools (`partners["research"]`): every
     one, whoever calls; `PartnerView` is what a caller limited to some of them gets.
 
-    Use it as an async context manager: it closes the HTTP clients it made.
+    Use it as an async context manager: it closes the HTTP clients it made and the gRPC
+    channels of its gRPC partners (one per target, kept across card changes).
 
     Args:
         registry: the partners to serve.
@@ -75,6 +81,8 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         self._own_http = http is None
         self._cards = cards
         self._retry = retry
+        self._tls: dict[PartnerTls, tuple[httpx.AsyncClient, CardCache]] = {}
+        self._channels = GrpcChannels()
 
     async def __aenter__(self) -> Partners:
         return self
@@ -88,12 +96,16 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the HTTP clients this object made."""
+        """Close the HTTP clients and the gRPC channels this object made."""
         if self._own_http and self._http is not None:
             await self._http.aclose()
             self._http = None
             self._cards = None
+        for http, _ in self._tls.values():
+            await http.aclose()
+        self._tls.clear()
         await self._runtime.aclose()
+        await self._channels.aclose()
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -140,19 +152,22 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         entry = partner.entry
         if entry.card is not None:
             return entry.card
-        cards = self._runtime.cards if partner.runtime is not None else self.cards
-        read = cards.refresh if force else cards.get
         started = time.perf_counter()
         try:
+            http, cards = self._reach(partner)
+            read = cards.refresh if force else cards.get
             card = await read(partner.card_url, headers=entry.auth.http_headers())
+            await self._verify(partner, card, http)
+        except CardRefusedError as exc:
+            self._read_failed(partner, exc, started)
+            raise
         except CardFetchError as exc:
             # Named as agents.yaml names the partner; its URL is for the log only.
             failed = CardFetchError(
                 f"agent '{name}': its agent card could not be read ({fault_of(exc)})",
                 detail=exc.detail or str(exc),
             )
-            if partner.read_failed(failed, time.perf_counter() - started):
-                self._changed()
+            self._read_failed(partner, failed, started)
             raise failed from exc
         if partner.card_error is not None:
             partner.card_error = None
@@ -171,7 +186,9 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         partner = self._partner(name)
         if partner.entry.card is not None:
             return None
-        cards = self._runtime.cards if partner.runtime is not None else self.cards
+        if partner.entry.tls is not None and partner.entry.tls not in self._tls:
+            return None
+        _, cards = self._reach(partner)
         return cards.record(partner.card_url)
 
     def card_error(self, name: str) -> str | None:
@@ -195,8 +212,8 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
             # client would, rather than knock again at each call.
             partner.breaker.before_call()
         card = await self.card(name)
-        http = self._runtime.http if partner.runtime is not None else self.http
-        return partner.client_for(card, http=http, retry=self._retry)
+        http, _ = self._reach(partner)
+        return partner.client_for(card, http=http, channels=self._channels, retry=self._retry)
 
     async def warm(self, *, within: float = WARM_TIMEOUT) -> dict[str, str | None]:
         """Read every partner's card at once (at most 16 in flight, for at most `within`
@@ -230,6 +247,48 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
         return await probe(name, partner.breaker, revalidate)
 
     # -- internals ---------------------------------------------------------------------------
+
+    async def _verify(self, partner: PartnerSlot, card: AgentCard, http: httpx.AsyncClient) -> None:
+        """Accept `card` only when its signature verifies with the entry's `verify_card`
+        (once per card read).
+
+        Raises:
+            CardRefusedError: why the card is refused.
+        """
+        keys = partner.entry.verify_card
+        if keys is None or partner.verified is card:
+            return
+        if partner.verifier is None:
+            from hub.trust.verify import CardVerifier  # the identity extra, there with keys
+
+            partner.verifier = CardVerifier(keys, http)
+        await partner.verifier.verify(partner.entry.name, card)
+        partner.verified = card
+
+    def _read_failed(self, partner: PartnerSlot, error: CardFetchError, started: float) -> None:
+        if partner.read_failed(error, time.perf_counter() - started):
+            self._changed()
+
+    def _reach(self, partner: PartnerSlot) -> tuple[httpx.AsyncClient, CardCache]:
+        """The HTTP client and card cache the partner is read and called through.
+
+        Raises:
+            CardFetchError: its TLS files are not valid (which file, and why).
+        """
+        if partner.runtime is not None:
+            return self._runtime.http, self._runtime.cards
+        tls = partner.entry.tls
+        if tls is None:
+            return self.http, self.cards
+        reached = self._tls.get(tls)
+        if reached is None:
+            try:
+                context = tls.ssl_context()
+            except ConfigError as exc:
+                raise CardRefusedError(f"agent '{partner.entry.name}': {exc}") from None
+            http = build_http_client(tls=context)
+            reached = self._tls[tls] = (http, CardCache(http))
+        return reached
 
     def _tool(self, partner: PartnerSlot) -> RemoteAgentTool:
         name = partner.entry.name

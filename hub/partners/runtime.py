@@ -238,7 +238,10 @@ class RuntimePartners:
         try:
             card = await self.cards.get(url, headers=entry.auth.http_headers())
             interface, _ = choose_interface(
-                card, protocol_version=entry.protocol.version, binding=entry.protocol.binding
+                card,
+                protocol_version=entry.protocol.version,
+                binding=entry.protocol.binding,
+                grpc=False,  # its calls must pass the guard, which sees HTTP requests only
             )
         except (CardFetchError, NoSupportedInterfaceError) as exc:
             raise AgentCardError(

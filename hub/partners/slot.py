@@ -11,16 +11,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import httpx
 
-from hub.client import A2AClient, CircuitBreaker, RetryPolicy, Timeouts
+from hub.client import A2AClient, CircuitBreaker, GrpcChannels, RetryPolicy, Timeouts
 from hub.errors import CardFetchError, ConfigError
 from hub.partners.runtime import RuntimePartner
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry
 from hub.telemetry.outgoing import card_read_failed
 from hub.tools.remote import RemoteAgentTool
+
+if TYPE_CHECKING:
+    from hub.trust.verify import CardVerifier
 
 __all__ = ["PartnerSlot"]
 
@@ -40,6 +45,8 @@ class PartnerSlot:
         runtime: set for a partner added while the hub runs.
         card_error: why its card could not be read when last tried (None: read, or not
             tried yet).
+        verifier: the check of its cards' signatures (`verify_card`), once made.
+        verified: the card that check last accepted.
     """
 
     entry: AgentEntry
@@ -49,6 +56,8 @@ class PartnerSlot:
     tool: RemoteAgentTool | None = None
     runtime: RuntimePartner | None = None
     card_error: str | None = None
+    verifier: CardVerifier | None = None
+    verified: AgentCard | None = None
 
     @property
     def card_url(self) -> str:
@@ -82,11 +91,20 @@ class PartnerSlot:
         return False
 
     def client_for(
-        self, card: AgentCard, *, http: httpx.AsyncClient, retry: RetryPolicy | None
+        self,
+        card: AgentCard,
+        *,
+        http: httpx.AsyncClient,
+        channels: GrpcChannels,
+        retry: RetryPolicy | None,
     ) -> A2AClient:
-        """The client built from `card` (the one built before, while the card is the same)."""
+        """The client built from `card` (the one built before, while the card is the same).
+
+        A gRPC interface whose URL names no scheme is called over TLS unless the entry's
+        card is read over plain HTTP and the entry has no `tls` files."""
         if self.client is None or self.client.card is not card:
             entry = self.entry
+            card_url = entry.card_url
             self.client = A2AClient(
                 card,
                 http=http,
@@ -101,6 +119,10 @@ class PartnerSlot:
                 ),
                 retry=retry,
                 breaker=self.breaker,
+                channels=channels,
+                tls=None if card_url is None else urlsplit(card_url).scheme != "http",
+                grpc=self.runtime is None,  # the SSRF guard sees HTTP calls only
+                tls_files=entry.tls.pem() if entry.tls is not None else None,
             )
         return self.client
 

@@ -123,7 +123,9 @@ class ListTaskPushNotificationConfigsRequest(WireModel):
 
 
 class ListTaskPushNotificationConfigsResponse(WireModel):
-    configs: list[TaskPushNotificationConfig]
+    # Not required by the spec's schema, and absent from a protobuf rendering of an empty
+    # list (the a2a-sdk's answer over gRPC and JSON-RPC alike).
+    configs: list[TaskPushNotificationConfig] = Field(default_factory=list)
     next_page_token: str = ""
 
 

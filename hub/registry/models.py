@@ -23,7 +23,10 @@ from pydantic_core import PydanticCustomError
 
 from hub.config import StrictModel, parse_duration
 from hub.protocol import AgentCard, urls
+from hub.protocol.grpc.extra import INSTALL as GRPC_INSTALL
+from hub.protocol.grpc.extra import grpc_installed
 from hub.protocol.v03.translate import card_to_v1
+from hub.trust import CardKeys, PartnerTls
 
 __all__ = [
     "CARD_PATH",
@@ -171,7 +174,18 @@ class ProtocolSettings(StrictModel):
     """Which of the partner card's interfaces the hub may use; `auto` allows any."""
 
     version: Literal["auto", "1.0", "0.3"] = "auto"
-    binding: Literal["auto", "jsonrpc", "http+json"] = "auto"
+    binding: Literal["auto", "jsonrpc", "http+json", "grpc"] = "auto"
+    """`grpc` needs the `grpc` extra (`pip install 'a2a-hub[grpc]'`): without it the file is
+    refused, naming the command."""
+
+    @field_validator("binding")
+    @classmethod
+    def _grpc_installed(cls, binding: str) -> str:
+        if binding == "grpc" and not grpc_installed():
+            raise PydanticCustomError(
+                "grpc_extra", f"binding grpc needs the grpc extra: {GRPC_INSTALL}"
+            )
+        return binding
 
     @field_validator("version", mode="before")
     @classmethod
@@ -198,6 +212,10 @@ class AgentEntry(StrictModel):
     weight: float = Field(default=1.0, gt=0, allow_inf_nan=False)
     """A relative weight for choosing among partners that do the same work."""
     protocol: ProtocolSettings = ProtocolSettings()
+    tls: PartnerTls | None = None
+    """A private CA and a client certificate for the partner (its card read too)."""
+    verify_card: CardKeys | None = None
+    """Accept the partner's card only when one of its signatures verifies with these keys."""
     enabled: bool = True
     """A disabled entry stays in the file but cannot be called."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from hub.config import AuthSettings, Settings
@@ -25,9 +25,10 @@ from hub.protocol import (
     StringList,
 )
 from hub.protocol.base import JsonObject
-from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
+from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC
 from hub.protocol.v03.translate import card_v03_fields
 from hub.server.extensions import card_extensions
+from hub.trust.extra import require_identity_extra
 
 __all__ = [
     "CardBody",
@@ -36,6 +37,8 @@ __all__ = [
     "build_card",
     "build_extended_card",
     "check_card",
+    "grpc_interface",
+    "sign_card",
 ]
 
 DEFAULT_MODES = ["text/plain", "application/json"]
@@ -54,6 +57,12 @@ class ServedFeatures:
     bindings: frozenset[tuple[str, str]] = frozenset(
         {(BINDING_JSONRPC, "1.0"), (BINDING_HTTP_JSON, "1.0"), (BINDING_JSONRPC, "0.3")}
     )
+
+    def with_grpc(self, served: bool) -> ServedFeatures:
+        """These features, with the gRPC door's interface when it is `served`."""
+        if not served:
+            return self
+        return replace(self, bindings=self.bindings | {(BINDING_GRPC, "1.0")})
 
 
 def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
@@ -88,15 +97,18 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
     base = settings.server.base_url()
     card = settings.card
     schemes = _security(settings.auth)
+    interfaces = [
+        AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
+        AgentInterface(url=base, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
+        AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
+    ]
+    if settings.server.grpc.enabled:
+        interfaces.append(grpc_interface(settings.server.grpc_address()))
     return AgentCard(
         name=card.name,
         description=card.description,
         version=card.version,
-        supported_interfaces=[
-            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
-            AgentInterface(url=base, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
-            AgentInterface(url=base, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
-        ],
+        supported_interfaces=interfaces,
         provider=(
             AgentProvider(organization=card.provider.organization, url=card.provider.url)
             if card.provider
@@ -122,13 +134,40 @@ def build_card(settings: Settings, skills: Sequence[AgentSkill]) -> AgentCard:
     )
 
 
+def grpc_interface(address: str, *, tenant: str | None = None) -> AgentInterface:
+    """The gRPC door's interface: its `host:port` (no scheme, §5.8), and the `tenant` a
+    request carries to be served by a partner through the gateway (`agents/<name>`)."""
+    return AgentInterface(
+        url=address, protocol_binding=BINDING_GRPC, tenant=tenant, protocol_version="1.0"
+    )
+
+
+def sign_card(card: AgentCard, settings: Settings) -> AgentCard:
+    """`card` signed with the key of `card.signing` (unchanged when it is not set).
+
+    Raises:
+        ConfigError: the identity extra is not installed (the message gives the pip
+            command), or the key cannot be used.
+    """
+    if settings.card.signing is None:
+        return card
+    require_identity_extra("card.signing")
+    from hub.trust.signing import CardSigner  # the identity extra's libraries
+
+    return CardSigner.from_settings(settings.card.signing).sign(card)
+
+
 def build_extended_card(card: AgentCard, *, skills: frozenset[str] | None) -> AgentCard:
     """The card an authenticated caller gets from GetExtendedAgentCard: the public card with
-    its skills narrowed to those the caller's credential may use (None: all)."""
+    its skills narrowed to those the caller's credential may use (None: all). A narrowed
+    card is another card: the public card's signatures do not cover it and are left out."""
     if skills is None:
         return card
     return card.model_copy(
-        update={"skills": [skill for skill in card.skills if skill.id in skills]}
+        update={
+            "skills": [skill for skill in card.skills if skill.id in skills],
+            "signatures": None,
+        }
     )
 
 

@@ -31,6 +31,7 @@ from hub.protocol.jsonrpc import violations_of
 __all__ = [
     "JSON_MEDIA_TYPE",
     "as_protocol_error",
+    "error_details",
     "error_headers",
     "jsonrpc_error",
     "jsonrpc_http_status",
@@ -74,7 +75,9 @@ def as_protocol_error(exc: BaseException, *, where: str) -> ProtocolError:
     return InternalError("the hub failed to handle this request; the hub log has the details")
 
 
-def _details(error: ProtocolError) -> list[dict[str, Any]]:
+def error_details(error: ProtocolError) -> list[dict[str, Any]]:
+    """The `details` of every binding's error, in their JSON (`Any`) form: the `ErrorInfo`
+    (reason, domain, metadata) and, for field problems, a `BadRequest`."""
     details: list[dict[str, Any]] = [
         {
             "@type": "type.googleapis.com/google.rpc.ErrorInfo",
@@ -98,7 +101,7 @@ def _details(error: ProtocolError) -> list[dict[str, Any]]:
 def jsonrpc_error(error: ProtocolError, *, v03: bool = False) -> dict[str, Any]:
     """The `error` member of a JSON-RPC response, in the 1.0 or the 0.3 shape."""
     if not v03:
-        return {"code": error.code, "message": error.message, "data": _details(error)}
+        return {"code": error.code, "message": error.message, "data": error_details(error)}
     # 0.3 has no -32008/-32009; its `data` is free-form, so it still names the reason.
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     data: dict[str, Any] = {}
@@ -125,7 +128,7 @@ def rest_error_body(error: ProtocolError) -> dict[str, Any]:
             "code": error.http_status,
             "status": error.rpc_status,
             "message": error.message,
-            "details": _details(error),
+            "details": error_details(error),
         }
     }
 

@@ -96,6 +96,9 @@ class Gate:
         if caller.name or self._per_address:
             self._spend(caller)
         note_caller(caller.name)
+        book = current_telemetry().spend
+        if book is not None and caller.name:
+            book.know(caller.name, caller.budget)  # the budget of however it was let in
         return caller
 
     def open_stream(self, caller: Caller) -> StreamSlot:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from hub.config import Settings
 from hub.server.gate import Gate
 from hub.server.gateway import Gateway
+from hub.server.kill import KillSwitch
 from hub.server.observability import Observability
 from hub.server.operations import A2AOperations
 from hub.server.service import A2AService
@@ -22,6 +23,8 @@ class HubState:
     gate: Gate
     gateway: Gateway
     observability: Observability
+    kill_switch: KillSwitch
+    """Cancels every open task of a context or a caller (`POST /admin/kill`, the console)."""
     extensions: ExtensionPolicy = field(default_factory=ExtensionPolicy)
     """The extensions the hub's own endpoints declare and require (not the gateway's)."""
 

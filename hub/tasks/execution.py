@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import anyio
 from anyio.abc import TaskGroup
 
-from hub.errors import ClientError, InvalidTransitionError, SkillError
+from hub.errors import BudgetExhaustedError, ClientError, InvalidTransitionError, SkillError
 from hub.protocol import JsonObject, TaskState
 from hub.protocol.trace import CallScope, current_scope, use_scope
 from hub.tasks.ledger import DelegationLedger
@@ -98,9 +98,10 @@ class Execution:
                 live = run.task()
                 if live is not None and not (live.state.is_terminal or live.state.is_interrupted):
                     live.update_status(TaskState.COMPLETED)
-            except (SkillError, ClientError) as exc:
+            except (SkillError, ClientError, BudgetExhaustedError) as exc:
                 # A partner the skill called failed: its message names the partner and the
-                # kind of fault; where it is and what it said go to the log only.
+                # kind of fault; where it is and what it said go to the log only. A budget
+                # spent stops the run with the refusal's own words (which budget, how much).
                 if isinstance(exc, ClientError):
                     log.warning("task %s: skill %s: %s", run.task_id, run.skill, exc.for_log())
                 self._fail_run(run, str(exc))

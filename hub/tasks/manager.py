@@ -29,10 +29,11 @@ from hub.protocol import (
     state_name,
     utc_now,
 )
-from hub.store import SharedTaskRecords, TaskManagerStore, TaskRecord
+from hub.store import SharedTaskRecords, TaskManagerStore, TaskQuery, TaskRecord
 from hub.tasks.commit import GroupCommit
 from hub.tasks.delivery import Delivery
 from hub.tasks.execution import Execution
+from hub.tasks.kill import OPEN_STATES, KillReport, KillTarget
 from hub.tasks.ledger import (
     AFTER_TAKEOVER,
     WITH_CANCELED_PARENT,
@@ -312,6 +313,54 @@ class TaskManager:
                     self._group.start_soon(reconcile)
                 return answer
             # Another replica moved the task first (a shared store): cancel what it is now.
+
+    async def kill(self, target: KillTarget) -> KillReport:
+        """End every task of `target` that is not terminal, at once, as CancelTask ends one
+        (the kill switch, `hub.tasks.kill`); the partner tasks they started are canceled by
+        the delegation ledger with them. A task that ends meanwhile is left as it ended."""
+        found = await self._open_tasks(target)
+        partner_tasks = sum(len(self.ledger.live_children(task_id)) for task_id in found)
+        canceled: set[str] = set()
+
+        async def end(task_id: str) -> None:
+            try:
+                await self.cancel(task_id)
+            except (TaskNotCancelableError, TaskNotFoundError):
+                return  # it ended (or expired) between the search and the cancel
+            canceled.add(task_id)
+
+        async with anyio.create_task_group() as group:
+            for task_id in found:
+                group.start_soon(end, task_id)
+        return KillReport(tasks=tuple(sorted(canceled)), partner_tasks=partner_tasks)
+
+    async def _open_tasks(self, target: KillTarget) -> tuple[str, ...]:
+        """The ids of `target`'s tasks that are not terminal: live here, or in the store
+        (parked, or running on another replica)."""
+        found = {
+            live.task_id
+            for live in self._live
+            if not live.state.is_terminal
+            and (target.context_id is None or live.context_id == target.context_id)
+            and (target.caller is None or live.owner == target.caller)
+        }
+        for state in OPEN_STATES:
+            cursor: str | None = None
+            while True:
+                page = await self._store.list(
+                    TaskQuery(
+                        owner=target.caller,
+                        context_id=target.context_id,
+                        state=state,
+                        page_size=100,
+                        cursor=cursor,
+                    )
+                )
+                found.update(record.task.id for record in page.records)
+                if not page.next_cursor:
+                    break
+                cursor = page.next_cursor
+        return tuple(sorted(found))
 
     async def subscribe(self, task_id: str, *, owner: str = "") -> TaskStream:
         """SubscribeToTask: a stream starting with the task snapshot, ending when it is terminal.

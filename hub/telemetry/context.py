@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hub.telemetry.metrics import HubMetrics
+    from hub.telemetry.spend import SpendBook
     from hub.telemetry.tracing import Tracer
 
 __all__ = ["Telemetry", "current_telemetry", "use_telemetry"]
@@ -32,11 +33,14 @@ class Telemetry:
             imported).
         metrics: the Prometheus metrics; None when metrics are off.
         access_log: write one line per request to the `hub.access` logger.
+        spend: what each caller has spent, and the budgets they are held to; None outside a
+            hub's app (nothing is counted or refused).
     """
 
     tracer: Tracer | None = None
     metrics: HubMetrics | None = None
     access_log: bool = False
+    spend: SpendBook | None = None
 
     @staticmethod
     def off() -> Telemetry:

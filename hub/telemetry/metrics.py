@@ -260,6 +260,13 @@ class HubMetrics:
             "Requests refused for a caller over its rate limit (HTTP 429)",
             registry=registry,
         )
+        self.refusals = Counter(
+            "a2a_hub_refusals",
+            "Requests and partner calls refused for their caller, by reason (UNAUTHENTICATED, "
+            "RATE_LIMITED, BUDGET_EXHAUSTED, SKILL_NOT_ALLOWED, OPERATOR_ONLY, ...)",
+            ["reason"],
+            registry=registry,
+        )
         start = GaugeMetricFamily("a2a_hub_start_time_seconds", "When the hub started (Unix)")
         start.add_metric([], self.started)
         registry.register(_Constant(start))
@@ -306,6 +313,10 @@ class HubMetrics:
         self.history.model_call(
             model, input_tokens=input_tokens, output_tokens=output_tokens, cost=cost
         )
+
+    def refusal(self, reason: str) -> None:
+        """Count one refusal of a caller (`reason`: the error's reason)."""
+        self.refusals.labels(reason).inc()
 
     def plan_tool_call(self, tool: str, partner: str, *, outcome: str) -> None:
         """Count one tool call of an orchestrator."""

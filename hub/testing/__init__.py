@@ -1,7 +1,7 @@
 """Public helpers for testing hubs, skills and agents, over real HTTP on loopback.
 
 - `serve_on_loopback`: serve any ASGI app on a socket bound to 127.0.0.1, in the test's own
-  event loop; yields its URL.
+  event loop (over HTTPS, mutual TLS too, with a `LoopbackTls`); yields its URL.
 - `ScriptedAgent`: a partner agent whose answers the test scripts (`answer`, `stream`,
   `ask`, `fail`, each with a delay), served by the hub's own code.
 - `serve_hub`: a hub built from skills, partners and settings, served on loopback; yields
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hub.testing.hub import LoopbackHub, PartnerList, serve_hub
     from hub.testing.local_model import LocalModelError, serve_local_model
-    from hub.testing.loopback import serve_on_loopback
+    from hub.testing.loopback import LoopbackTls, serve_on_loopback
     from hub.testing.model_server import (
         ModelError,
         ModelRequest,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LocalModelError",
     "LoopbackHub",
+    "LoopbackTls",
     "ModelError",
     "ModelRequest",
     "ModelServer",
@@ -65,7 +66,7 @@ if not TYPE_CHECKING:
         {
             "hub.testing.hub": ["LoopbackHub", "PartnerList", "serve_hub"],
             "hub.testing.local_model": ["LocalModelError", "serve_local_model"],
-            "hub.testing.loopback": ["serve_on_loopback"],
+            "hub.testing.loopback": ["LoopbackTls", "serve_on_loopback"],
             "hub.testing.model_server": [
                 "ModelError",
                 "ModelRequest",

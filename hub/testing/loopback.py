@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import inspect
 import socket
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import ssl
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,7 +17,17 @@ import uvicorn
 from hub.config import ServerSettings
 from hub.server.connections import ServerConfig
 
-__all__ = ["serve_on_loopback"]
+__all__ = ["LoopbackTls", "reserved_port", "serve_on_loopback"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopbackTls:
+    """TLS for a server on loopback: its certificate (valid for 127.0.0.1) and key, and the
+    CA a client certificate must chain to, when the server requires one (mutual TLS)."""
+
+    cert_file: Path
+    key_file: Path
+    client_ca_file: Path | None = None
 
 
 @asynccontextmanager
@@ -23,6 +36,7 @@ async def serve_on_loopback(
     *,
     startup_timeout: float = 10.0,
     settings: ServerSettings | None = None,
+    tls: LoopbackTls | None = None,
 ) -> AsyncIterator[str]:
     """Run an ASGI app under uvicorn on 127.0.0.1 in the current event loop; yields its URL.
 
@@ -33,6 +47,8 @@ async def serve_on_loopback(
         settings: the `server` settings whose connection limits apply (`header_timeout`,
             `idle_timeout`, `max_connections`); the defaults when None. Their host and
             port are not used.
+        tls: serve HTTPS (the URL is then `https://`) with this certificate, and require a
+            client certificate when it names a client CA.
 
     The socket is bound before the app is built (port 0), so there is no free-port race. The
     server is stopped when the block exits.
@@ -44,12 +60,19 @@ async def serve_on_loopback(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'http' if tls is None else 'https'}://127.0.0.1:{port}"
     if callable(app) and not _is_asgi_app(app):
         app = app(url)
     config = ServerConfig(
         app, settings=settings or ServerSettings(), log_level="warning", lifespan="on"
     )
+    if tls is not None:
+        # uvicorn builds its context from these when the server starts (`Config.load`).
+        config.ssl_certfile = str(tls.cert_file)
+        config.ssl_keyfile = str(tls.key_file)
+        if tls.client_ca_file is not None:
+            config.ssl_ca_certs = str(tls.client_ca_file)
+            config.ssl_cert_reqs = ssl.CERT_REQUIRED
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve, [sock])
@@ -63,6 +86,20 @@ async def serve_on_loopback(
         finally:
             server.should_exit = True
     sock.close()
+
+
+@contextmanager
+def reserved_port() -> Iterator[int]:
+    """A free loopback port held for the block's life by a socket that never listens, bound
+    with `SO_REUSEPORT`, so that a server which sets it too (grpcio does, by default, on
+    Linux) can listen on it, and nothing else can take it meanwhile: no free-port race."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
 
 
 def _is_asgi_app(candidate: Any) -> bool:

@@ -17,9 +17,14 @@ PARTNERS = {
 }
 
 
-@pytest.fixture(params=[*PARTNERS, "hub"])
+@pytest.fixture(params=[*PARTNERS, "sdk-grpc-1.0", "hub"])
 async def partner_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    """A real partner on a loopback socket: the a2a-sdk in three shapes, or the hub."""
+    """A real partner on a loopback socket: the a2a-sdk in four shapes (the last over gRPC
+    only), or the hub."""
+    if request.param == "sdk-grpc-1.0":
+        async with partners.sdk_grpc() as agent:
+            yield agent.url
+        return
     build = partners.hub_partner(tmp_path) if request.param == "hub" else PARTNERS[request.param]
     async with serve_on_loopback(build) as url:
         yield url

@@ -7,6 +7,7 @@ Every partner answers "hello"-style text with an echo artifact and a completed t
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -23,11 +24,11 @@ from starlette.applications import Starlette
 from hub.app import create_app
 from hub.client import A2AClient, user_message
 from hub.config import ServerSettings, Settings, StoreSettings
-from hub.protocol import Part
+from hub.protocol import Part, StreamResponse, TaskState
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
-from tests.sdk_agents import open_task, sdk_agent
+from tests.sdk_agents import GrpcAgent, open_task, sdk_agent, sdk_grpc_agent
 
 WAIT = "wait"
 
@@ -42,6 +43,22 @@ async def delegated_wait(hub: A2AClient) -> str:
             if event.status_update is not None:
                 break
     return task_id
+
+
+def streamed_texts(events: list[StreamResponse]) -> list[str]:
+    """The text of each artifact part the stream's events carried, in order."""
+    return [
+        part.text or ""
+        for event in events
+        if event.artifact_update is not None
+        for part in event.artifact_update.artifact.parts
+    ]
+
+
+def final_state(events: list[StreamResponse]) -> TaskState | None:
+    """The state the stream's last event, a status update, ends in (None if it is not one)."""
+    last = events[-1].status_update if events else None
+    return last.status.state if last is not None else None
 
 
 class EchoOrWaitExecutor(AgentExecutor):
@@ -88,6 +105,16 @@ def sdk_rest(url: str) -> Starlette:
 def sdk_v03(url: str) -> Starlette:
     """The SDK in its 0.3 mode: a card with only a 0.3 JSON-RPC interface."""
     return _sdk(url, "JSONRPC", "0.3")
+
+
+def sdk_grpc() -> AbstractAsyncContextManager[GrpcAgent]:
+    """The SDK speaking A2A 1.0 over gRPC only (its card over HTTP)."""
+    return sdk_grpc_agent(
+        EchoOrWaitExecutor(),
+        name="sdk-grpc-1.0",
+        description="a2a-sdk partner for the client tests",
+        skill=ECHO,
+    )
 
 
 @skill(id="router", description="echoes, or works until canceled when asked to wait")

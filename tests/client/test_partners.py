@@ -14,7 +14,7 @@ from hub.errors import RemoteRpcError
 from hub.protocol import SendMessageConfiguration, StreamResponse, Task, TaskState
 from hub.protocol.v03.translate import is_final_v1
 from hub.testing import serve_on_loopback
-from tests.client.partners import WAIT, hub_partner
+from tests.client.partners import WAIT, hub_partner, streamed_texts
 
 pytestmark = pytest.mark.anyio
 
@@ -22,6 +22,7 @@ EXPECTED_INTERFACE = {
     "sdk-jsonrpc-1.0": ("JSONRPC", "1.0"),
     "sdk-rest-1.0": ("HTTP+JSON", "1.0"),
     "sdk-jsonrpc-0.3": ("JSONRPC", "0.3"),
+    "sdk-grpc-1.0": ("GRPC", "1.0"),
 }
 
 
@@ -69,13 +70,7 @@ async def test_stream_ends_with_the_completed_state_and_carries_the_echo(
     assert is_final_v1(events[-1])
     assert events[-1].status_update is not None
     assert events[-1].status_update.status.state is TaskState.COMPLETED
-    texts = [
-        part.text
-        for event in events
-        if event.artifact_update is not None
-        for part in event.artifact_update.artifact.parts
-    ]
-    assert texts == ["hello"]
+    assert streamed_texts(events) == ["hello"]
 
 
 async def test_subscribe_then_cancel_ends_the_subscription_canceled(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import httpx
 import pytest
 
@@ -16,6 +18,7 @@ from hub.errors import (
     NoSupportedInterfaceError,
 )
 from hub.protocol import AgentCard
+from hub.protocol.grpc.extra import grpc_installed
 from tests.client.scripted import card_document
 
 pytestmark = pytest.mark.anyio
@@ -109,11 +112,40 @@ def test_retry_after_is_read_as_seconds_or_a_date(value: str | None, seconds: fl
 
 
 def test_the_first_supported_interface_is_chosen() -> None:
-    card = card_with(("GRPC", "1.0"), ("JSONRPC", "0.3.0"), ("HTTP+JSON", "1.0"))
+    card = card_with(("GRPC", "0.3"), ("JSONRPC", "0.3.0"), ("HTTP+JSON", "1.0"))
 
     interface, version = choose_interface(card)
 
     assert (interface.protocol_binding, version) == ("JSONRPC", "0.3")
+
+
+def test_a_card_that_prefers_grpc_is_spoken_to_over_grpc() -> None:
+    card = card_with(("GRPC", "1.0.1"), ("JSONRPC", "1.0"))
+
+    interface, version = choose_interface(card)
+    jsonrpc, _ = choose_interface(card, binding="jsonrpc")
+
+    assert (interface.protocol_binding, version) == ("GRPC", "1.0")
+    assert jsonrpc.protocol_binding == "JSONRPC"
+
+
+@pytest.mark.parametrize("binding", [None, "grpc"])
+def test_without_the_grpc_extra_a_grpc_card_names_the_pip_command(
+    binding: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("grpc", "google.rpc"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if never installed
+    grpc_installed.cache_clear()
+    try:
+        with pytest.raises(NoSupportedInterfaceError) as refused:
+            choose_interface(card_with(("GRPC", "1.0"), ("HTTP+JSON", "0.3")), binding=binding)
+        rest, _ = choose_interface(card_with(("GRPC", "1.0"), ("HTTP+JSON", "1.0")))
+    finally:
+        grpc_installed.cache_clear()
+
+    assert "gRPC needs the grpc extra: pip install 'a2a-hub[grpc]'" in str(refused.value)
+    assert "supported: JSONRPC 1.0, JSONRPC 0.3, HTTP+JSON 1.0)" in str(refused.value)
+    assert rest.protocol_binding == "HTTP+JSON"
 
 
 def test_an_override_picks_a_later_interface() -> None:
@@ -127,10 +159,12 @@ def test_an_override_picks_a_later_interface() -> None:
 
 
 def test_a_card_with_nothing_this_client_speaks_is_refused() -> None:
-    card = card_with(("GRPC", "1.0"), ("HTTP+JSON", "0.3"), ("JSONRPC", "2.0"))
+    card = card_with(("GRPC", "0.3"), ("HTTP+JSON", "0.3"), ("JSONRPC", "2.0"))
 
-    with pytest.raises(NoSupportedInterfaceError, match=r"GRPC 1\.0"):
+    with pytest.raises(NoSupportedInterfaceError, match=r"GRPC 0\.3") as refused:
         choose_interface(card)
+
+    assert "pip install" not in str(refused.value)
 
 
 async def test_an_open_breaker_refuses_calls_before_any_request() -> None:
@@ -149,3 +183,15 @@ def test_connect_errors_become_unreachable_and_read_errors_lost() -> None:
         raise httpx.ReadError("reset")
     with pytest.raises(AgentTimeoutError, match="'billing'"), translate_http_errors("billing"):
         raise httpx.ReadTimeout("slow")
+
+
+def test_a_partner_added_at_run_time_is_never_spoken_to_over_grpc() -> None:
+    both = card_with(("GRPC", "1.0"), ("JSONRPC", "1.0"))
+    only = card_with(("GRPC", "1.0"))
+
+    interface, _ = choose_interface(both, grpc=False)
+    with pytest.raises(NoSupportedInterfaceError) as refused:
+        choose_interface(only, grpc=False)
+
+    assert interface.protocol_binding == "JSONRPC"
+    assert "pip install" not in str(refused.value)

@@ -41,12 +41,14 @@ SDK_PARTNERS: dict[str, Callable[[str], Any]] = {
 
 @dataclass(eq=False)
 class Recorder:
-    """ASGI middleware in front of a partner: keeps each request's headers, counts its open
-    event streams, and (with `token`) answers 401 to a request without that bearer token."""
+    """ASGI middleware in front of a partner: keeps each request's headers and body, counts
+    its open event streams, and (with `token`) answers 401 to a request without that bearer
+    token."""
 
     token: str | None = None
     app: ASGIApp | None = None
     requests: list[dict[str, str]] = field(default_factory=list)
+    bodies: list[bytearray] = field(default_factory=list)
     open_streams: int = 0
     stream_opened: anyio.Event = field(default_factory=anyio.Event)
     stream_closed: anyio.Event = field(default_factory=anyio.Event)
@@ -55,6 +57,7 @@ class Recorder:
         """Forget what earlier tests sent (a stream of theirs still open is a failure)."""
         assert self.open_streams == 0, "a stream of an earlier test is still open"
         self.requests.clear()
+        self.bodies.clear()
         self.stream_opened = anyio.Event()
         self.stream_closed = anyio.Event()
 
@@ -65,6 +68,15 @@ class Recorder:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         self.requests.append(headers)
+        body = bytearray()
+        self.bodies.append(body)
+
+        async def kept() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+            return message
+
         if self.token is not None and headers.get("authorization") != f"Bearer {self.token}":
             await _refuse(send)
             return
@@ -81,7 +93,7 @@ class Recorder:
             await send(message)
 
         try:
-            await self.app(scope, receive, watched)
+            await self.app(scope, kept, watched)
         finally:
             if streaming:
                 self.open_streams -= 1

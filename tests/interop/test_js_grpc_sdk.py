@@ -32,7 +32,7 @@ from google.protobuf.json_format import ParseDict
 
 from tests.client.partners import ECHO, WAIT, EchoOrWaitExecutor
 from tests.interop.js_sdk import JsAgent, JsClient, JsError, js_client, js_grpc_agent, needs_js
-from tests.sdk_agents import serve_sdk_grpc
+from tests.sdk_agents import sdk_grpc_agent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, needs_js]
 
@@ -54,10 +54,10 @@ def states(events: list[dict[str, Any]]) -> list[str]:
 async def js_against_python_sdk() -> AsyncIterator[JsClient]:
     """The JS client, given only the address of the Python SDK's gRPC server."""
     async with (
-        serve_sdk_grpc(
+        sdk_grpc_agent(
             EchoOrWaitExecutor(), name="python-grpc", description="a2a-sdk over gRPC", skill=ECHO
-        ) as card,
-        js_client(card.supported_interfaces[0].url) as client,
+        ) as agent,
+        js_client(agent.target) as client,
     ):
         yield client
 

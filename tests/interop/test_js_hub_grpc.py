@@ -7,8 +7,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.util import find_spec
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,30 +15,13 @@ import httpx
 import pytest
 
 from hub.client import A2AClient, build_http_client, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
 from hub.errors import RemoteRpcError, TaskNotFoundError
 from hub.protocol import StreamResponse, Task, TaskState
 from hub.registry import AgentEntry
-from hub.skills.echo import echo
-from hub.store import SqliteTaskStore
 from hub.testing import LoopbackHub, serve_hub
-from tests.interop.conftest import interview, waits
 from tests.interop.js_sdk import JsAgent, JsError, js_client, js_grpc_agent, needs_js
 
-ABSENT = [
-    name for name in ("hub.server.grpc", "hub.client.grpc_channels") if find_spec(name) is None
-]
-
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.e2e,
-    needs_js,
-    pytest.mark.skipif(
-        bool(ABSENT),
-        reason=f"the hub's gRPC door (29-A) and gRPC partner transport (29-B) are not merged: "
-        f"no {', '.join(ABSENT)}",
-    ),
-]
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e, needs_js]
 
 
 def said(text: str, *, skill: str | None = None) -> dict[str, Any]:
@@ -62,20 +43,6 @@ def texts(task: Task) -> str:
 
 
 # The JS client against the hub's gRPC door.
-
-
-@pytest.fixture
-async def grpc_hub(tmp_path: Path) -> AsyncIterator[LoopbackHub]:
-    """A hub with its gRPC door on (a free loopback port) and a SQLite store."""
-    from hub.config import GrpcSettings
-
-    settings = Settings(
-        server=ServerSettings(grpc=GrpcSettings(enabled=True)),
-        store=StoreSettings(path=str(tmp_path / "hub.db")),
-    )
-    store = SqliteTaskStore(tmp_path / "hub.db")
-    async with serve_hub(skills=[echo, interview, waits], settings=settings, store=store) as hub:
-        yield hub
 
 
 async def test_js_client_finds_the_grpc_door_on_the_hubs_card_and_sends(

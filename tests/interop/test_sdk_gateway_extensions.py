@@ -28,14 +28,24 @@ from litestar import Litestar
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from hub.app import create_app
-from hub.config import CardSettings, LimitSettings, ServerSettings, Settings, StoreSettings
+from hub.config import (
+    CardSettings,
+    GrpcSettings,
+    LimitSettings,
+    ServerSettings,
+    Settings,
+    StoreSettings,
+)
 from hub.partners import Partners
 from hub.registry import AgentEntry, Registry
 from hub.skills import SkillContext, skill
 from hub.store import MemoryTaskStore
 from hub.testing import serve_on_loopback
+from hub.testing.loopback import reserved_port
 from tests.client.partners import EchoOrWaitExecutor
+from tests.interop.grpc_clients import raw_stub
 from tests.interop.test_sdk_client import BINDINGS, collect, final_task_state, sdk_client, user
+from tests.interop.test_sdk_grpc import V1
 from tests.sdk_agents import sdk_agent
 
 pytestmark = pytest.mark.anyio
@@ -114,13 +124,15 @@ def anyio_backend() -> str:
 @dataclass(frozen=True)
 class Bed:
     hub_url: str
+    grpc_address: str
     partners: dict[str, ActivatingPartner]
 
 
 @pytest.fixture(scope="module")
 async def running_bed() -> AsyncIterator[Bed]:
     """Three SDK partners declaring `TAG` (1.0 JSON-RPC, 0.3 JSON-RPC, 1.0 HTTP+JSON) and a
-    hub naming them, which declares `TAG` and requires `HUB_ONLY` of its own endpoints."""
+    hub naming them, which declares `TAG` and requires `HUB_ONLY` of its own endpoints, with
+    its gRPC door on."""
     async with AsyncExitStack() as stack:
         partners: dict[str, ActivatingPartner] = {}
         urls: dict[str, str] = {}
@@ -145,9 +157,12 @@ async def running_bed() -> AsyncIterator[Bed]:
 
             urls[name] = await stack.enter_async_context(serve_on_loopback(build))
 
+        grpc_port = stack.enter_context(reserved_port())
+
         def build_hub(url: str) -> Litestar:
+            door = GrpcSettings(enabled=True, host="127.0.0.1", port=grpc_port)
             settings = Settings(
-                server=ServerSettings(public_url=url),
+                server=ServerSettings(public_url=url, grpc=door),
                 store=StoreSettings(kind="memory"),
                 limits=LimitSettings(requests_per_second=0),
                 default_skill="relay",
@@ -164,7 +179,7 @@ async def running_bed() -> AsyncIterator[Bed]:
             )
 
         hub_url = await stack.enter_async_context(serve_on_loopback(build_hub))
-        yield Bed(hub_url=hub_url, partners=partners)
+        yield Bed(hub_url=hub_url, grpc_address=f"127.0.0.1:{grpc_port}", partners=partners)
 
 
 @pytest.fixture
@@ -278,3 +293,25 @@ async def test_a_skills_partner_call_does_not_pass_on_its_callers_extensions(bed
     assert response.headers["A2A-Extensions"] == f"{HUB_ONLY},{TAG}"
     assert bed.partners["one"].lines == [{}]
     assert bed.partners["one"].executor.requested == [set()]
+
+
+async def test_over_grpc_the_partner_sees_the_extensions_and_its_activation_comes_back(
+    bed: Bed, partner: str
+) -> None:
+    listed = (*V1, ("a2a-extensions", f"{TAG},{OTHER}"))
+    request = user("grpc")
+    request.tenant = f"agents/{partner}"
+    async with raw_stub(bed.grpc_address) as stub:
+        streaming = stub.SendStreamingMessage(request, metadata=listed)
+        streamed = [event async for event in streaming]
+        unary = stub.SendMessage(request, metadata=listed)
+        answer = await unary
+        answered = [dict(await streaming.initial_metadata()), dict(await unary.initial_metadata())]
+    # Served though the caller did not list HUB_ONLY: the hub's own rule stops at its routes.
+    assert streamed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert answer.task.status.state == TaskState.TASK_STATE_COMPLETED
+    to_partner = "x-a2a-extensions" if partner == "old" else "a2a-extensions"
+    seen = bed.partners[partner]
+    assert [set(lines[to_partner].split(",")) for lines in seen.lines] == [{TAG, OTHER}] * 2
+    assert seen.executor.requested == [{TAG, OTHER}] * 2
+    assert [lines.get("a2a-extensions") for lines in answered] == [TAG, TAG]

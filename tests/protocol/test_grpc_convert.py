@@ -50,3 +50,28 @@ def test_a_message_the_models_refuse_says_what_is_wrong() -> None:
 def test_a_value_beyond_the_proto_s_range_is_refused() -> None:
     with pytest.raises(ConversionError, match="historyLength"):
         to_proto(GetTaskRequest(id="t", history_length=2**40), a2a_pb2.GetTaskRequest)
+
+
+def test_a_card_is_written_as_protobuf_reads_its_json() -> None:
+    from google.protobuf import json_format
+
+    from hub.config import AuthSettings, CredentialSettings, Settings
+    from hub.server.card import build_card
+    from hub.skills.echo import echo
+
+    settings = Settings(
+        auth=AuthSettings(
+            enabled=True,
+            credentials=(
+                CredentialSettings(name="a", api_key="key-1234567890abcdef"),
+                CredentialSettings(name="b", bearer="token-1234567890abcdef"),
+            ),
+        ),
+        card={"extensions": [{"uri": "urn:x", "params": {"n": 1, "l": [{}, []]}}]},
+    )
+    card = build_card(settings, [echo.card])
+    written = to_proto(card, a2a_pb2.AgentCard)
+    read = json_format.Parse(card.to_json(), a2a_pb2.AgentCard())
+    assert written.SerializeToString(deterministic=True) == read.SerializeToString(
+        deterministic=True
+    )

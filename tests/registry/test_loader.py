@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from hub.errors import ConfigError
+from hub.protocol.grpc.extra import grpc_installed
 from hub.registry import Registry, load_registry
 
 ENV = {"RESEARCH_TOKEN": "tok-research-0001", "KEY": "key-0002", "V": "custom-0003"}
@@ -215,9 +217,9 @@ def entry_with(lines: str) -> str:
             id="bad-protocol-version",
         ),
         pytest.param(
-            entry_with("    url: https://x.example.com\n    protocol: {binding: grpc}\n"),
+            entry_with("    url: https://x.example.com\n    protocol: {binding: soap}\n"),
             5,
-            ["agents.0.protocol.binding", "'auto', 'jsonrpc' or 'http+json'"],
+            ["agents.0.protocol.binding", "'auto', 'jsonrpc', 'http+json' or 'grpc'"],
             id="bad-binding",
         ),
         pytest.param(
@@ -425,3 +427,20 @@ def test_the_error_examples_in_the_docs_are_what_the_loader_prints(
         with pytest.raises(ConfigError) as caught:
             load_registry("agents.yaml", env={"RESEARCH_TOKEN": "tok"})
         assert str(caught.value) == printed.strip()
+
+
+def test_binding_grpc_without_the_grpc_extra_names_the_pip_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path, entry_with("    url: https://x.example.com\n    protocol: {binding: grpc}\n")
+    )
+    with monkeypatch.context() as patched:
+        patched.setitem(sys.modules, "grpc", None)  # as if never installed
+        grpc_installed.cache_clear()
+        message = load_error(path)
+    grpc_installed.cache_clear()
+
+    assert message.startswith(f"{path}:5:")
+    assert "binding grpc needs the grpc extra: pip install 'a2a-hub[grpc]'" in message
+    assert load_registry(path, env=ENV).get("research") is not None

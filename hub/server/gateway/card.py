@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from hub.protocol import AgentCard, AgentInterface
 from hub.protocol.card import BINDING_HTTP_JSON, BINDING_JSONRPC
-from hub.server.card import CardDocument
+from hub.server.card import CardDocument, grpc_interface
 
-__all__ = ["CardShelf", "GatewayPolicy", "gateway_card"]
+__all__ = ["TENANT_PREFIX", "CardShelf", "GatewayPolicy", "gateway_card", "partner_tenant"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,20 +27,39 @@ class GatewayPolicy:
         streaming: the hub serves streams (`card.streaming`).
         authenticated: auth is on, so an extended card can be served (to authenticated
             callers only).
+        grpc_address: the gRPC door's `host:port` when it is on: the card lists it, with
+            the partner's tenant (`agents/<name>`).
     """
 
     hub_card: AgentCard
     streaming: bool
     authenticated: bool
+    grpc_address: str | None = None
 
 
-def gateway_card(card: AgentCard, *, url: str, policy: GatewayPolicy) -> AgentCard:
+def partner_tenant(agent_name: str) -> str:
+    """The tenant a gRPC request names to be served by the partner `agent_name`."""
+    return f"{TENANT_PREFIX}{agent_name}"
+
+
+TENANT_PREFIX = "agents/"
+
+
+def gateway_card(card: AgentCard, *, url: str, policy: GatewayPolicy, agent_name: str) -> AgentCard:
     """`card` rewritten to be called at `url` (`{base}/agents/{name}`) through the hub.
 
-    The interfaces are the hub's three (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3): the hub
-    translates to whatever the partner speaks. Signatures are dropped, since they no longer
-    match, and so are the skills' security requirements, which named the partner's schemes.
+    The interfaces are the hub's three (JSON-RPC 1.0, HTTP+JSON 1.0, JSON-RPC 0.3), and its
+    gRPC door with the partner's tenant when the door is on: the hub translates to whatever
+    the partner speaks. Signatures are dropped, since they no longer match, and so are the
+    skills' security requirements, which named the partner's schemes.
     """
+    interfaces = [
+        AgentInterface(url=url, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
+        AgentInterface(url=url, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
+        AgentInterface(url=url, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
+    ]
+    if policy.grpc_address is not None:
+        interfaces.append(grpc_interface(policy.grpc_address, tenant=partner_tenant(agent_name)))
     capabilities = card.capabilities.model_copy(
         update={
             "streaming": bool(card.capabilities.streaming) and policy.streaming,
@@ -52,11 +71,7 @@ def gateway_card(card: AgentCard, *, url: str, policy: GatewayPolicy) -> AgentCa
     )
     return card.model_copy(
         update={
-            "supported_interfaces": [
-                AgentInterface(url=url, protocol_binding=BINDING_JSONRPC, protocol_version="1.0"),
-                AgentInterface(url=url, protocol_binding=BINDING_HTTP_JSON, protocol_version="1.0"),
-                AgentInterface(url=url, protocol_binding=BINDING_JSONRPC, protocol_version="0.3"),
-            ],
+            "supported_interfaces": interfaces,
             "capabilities": capabilities,
             "security_schemes": policy.hub_card.security_schemes,
             "security_requirements": policy.hub_card.security_requirements,
@@ -88,7 +103,8 @@ class CardShelf:
         only when the partner's card changed."""
         kept = self._documents.pop(name, None)
         if kept is None or kept[0] is not card:
-            kept = (card, CardDocument.render(gateway_card(card, url=url, policy=policy)))
+            rewritten = gateway_card(card, url=url, policy=policy, agent_name=name)
+            kept = (card, CardDocument.render(rewritten))
         self._documents[name] = kept  # last, as the most recently used
         while len(self._documents) > self._size:
             del self._documents[next(iter(self._documents))]

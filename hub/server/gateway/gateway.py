@@ -56,6 +56,7 @@ class Gateway:
             hub_card=hub_card,
             streaming=bool(hub_card.capabilities.streaming),
             authenticated=settings.auth.enabled,
+            grpc_address=(settings.server.grpc_address() if settings.server.grpc.enabled else None),
         )
         self._streams = PartnerStreams()
         self._shelf = CardShelf()
@@ -83,7 +84,9 @@ class Gateway:
             agent_name,
             partners=self.partners,
             streams=self._streams,
-            rewrite=lambda card: gateway_card(card, url=self.url(agent_name), policy=self._policy),
+            rewrite=lambda card: gateway_card(
+                card, url=self.url(agent_name), policy=self._policy, agent_name=agent_name
+            ),
             streaming=self._policy.streaming,
             owners=self._owners,
         )

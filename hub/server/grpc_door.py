@@ -1,0 +1,77 @@
+"""The gRPC door's place in the app: `server.grpc.enabled` starts grpcio's asyncio server in
+the app's lifespan, inside the hub's core (calls end while the task manager still runs), and
+stops it with the app. The grpc package is imported only then; a hub configured with the
+door but without the `grpc` extra refuses to start, saying what to install.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from litestar import Litestar
+from litestar.config.app import AppConfig
+from litestar.plugins import InitPluginProtocol
+
+from hub.config import Settings
+from hub.errors import ConfigError
+from hub.server.grpc.tls import TlsFiles
+from hub.server.state import HubState
+from hub.telemetry import Telemetry
+
+__all__ = ["MISSING_EXTRA", "GrpcPlugin", "grpc_extra_installed"]
+
+MISSING_EXTRA = (
+    "server.grpc.enabled is true but the `grpc` extra is not installed: "
+    "pip install 'a2a-hub[grpc]' (or set server.grpc.enabled: false)"
+)
+
+
+def grpc_extra_installed() -> bool:
+    """Whether what the door needs imports: grpcio, protobuf and Google's status messages."""
+    try:
+        import grpc  # type: ignore[import-untyped]  # noqa: F401
+        from google.rpc import status_pb2  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class GrpcPlugin(InitPluginProtocol):
+    """Runs the gRPC door in the app's lifespan when `server.grpc.enabled`.
+
+    Args:
+        settings: the hub's settings.
+        hub: what the HTTP doors share, which the gRPC calls use too.
+        telemetry: the hub's recorders.
+
+    Raises:
+        ConfigError: the door is on and the `grpc` extra is missing, or a TLS file cannot
+            be read.
+    """
+
+    def __init__(self, settings: Settings, *, hub: HubState, telemetry: Telemetry) -> None:
+        door = settings.server.grpc
+        self._enabled = door.enabled
+        if self._enabled and not grpc_extra_installed():
+            raise ConfigError(MISSING_EXTRA)
+        self._tls = TlsFiles.read(door.tls) if door.enabled and door.tls else None
+        self._hub = hub
+        self._telemetry = telemetry
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Serve gRPC for the block's life."""
+        from hub.server.grpc.server import serving
+
+        async with serving(self._hub, self._telemetry, tls=self._tls):
+            yield
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        if self._enabled:
+
+            def running(app: Litestar) -> AbstractAsyncContextManager[None]:
+                return self.running()
+
+            app_config.lifespan.append(running)
+        return app_config
