@@ -15,26 +15,17 @@ from litestar.plugins import InitPluginProtocol
 
 from hub.config import Settings
 from hub.errors import ConfigError
+from hub.protocol.grpc.extra import INSTALL, grpc_installed
 from hub.server.grpc.tls import TlsFiles
 from hub.server.state import HubState
 from hub.telemetry import Telemetry
 
-__all__ = ["MISSING_EXTRA", "GrpcPlugin", "grpc_extra_installed"]
+__all__ = ["MISSING_EXTRA", "GrpcPlugin"]
 
 MISSING_EXTRA = (
     "server.grpc.enabled is true but the `grpc` extra is not installed: "
-    "pip install 'a2a-hub[grpc]' (or set server.grpc.enabled: false)"
+    f"{INSTALL} (or set server.grpc.enabled: false)"
 )
-
-
-def grpc_extra_installed() -> bool:
-    """Whether what the door needs imports: grpcio, protobuf and Google's status messages."""
-    try:
-        import grpc  # type: ignore[import-untyped]  # noqa: F401
-        from google.rpc import status_pb2  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class GrpcPlugin(InitPluginProtocol):
@@ -53,7 +44,7 @@ class GrpcPlugin(InitPluginProtocol):
     def __init__(self, settings: Settings, *, hub: HubState, telemetry: Telemetry) -> None:
         door = settings.server.grpc
         self._enabled = door.enabled
-        if self._enabled and not grpc_extra_installed():
+        if self._enabled and not grpc_installed():
             raise ConfigError(MISSING_EXTRA)
         self._tls = TlsFiles.read(door.tls) if door.enabled and door.tls else None
         self._hub = hub

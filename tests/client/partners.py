@@ -1,4 +1,5 @@
-"""Partner agents for the client tests: the official a2a-sdk 1.3 in three shapes, and the hub.
+"""Partner agents for the client tests: the official a2a-sdk 1.3 in four shapes, and the hub
+(over HTTP, or over its gRPC door).
 
 Every partner answers "hello"-style text with an echo artifact and a completed task, and
 "wait" with a task that works until it is canceled, so each test can run against all of them.
@@ -23,11 +24,12 @@ from starlette.applications import Starlette
 
 from hub.app import create_app
 from hub.client import A2AClient, user_message
-from hub.config import ServerSettings, Settings, StoreSettings
+from hub.config import GrpcSettings, ServerSettings, Settings, StoreSettings
 from hub.protocol import Part, StreamResponse, TaskState
 from hub.skills import Skill, SkillContext, skill
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
+from hub.testing import LoopbackHub, serve_hub
 from tests.sdk_agents import GrpcAgent, open_task, sdk_agent, sdk_grpc_agent
 
 WAIT = "wait"
@@ -138,3 +140,14 @@ def hub_partner(tmp_path: Path) -> Callable[[str], Litestar]:
         return create_app(settings, store=MemoryTaskStore(), skills=skills)
 
     return build
+
+
+def hub_grpc_partner() -> AbstractAsyncContextManager[LoopbackHub]:
+    """The hub of `hub_partner` with its gRPC door on (a free loopback port; its card lists
+    the door after its HTTP interfaces)."""
+    settings = Settings(
+        server=ServerSettings(grpc=GrpcSettings(enabled=True)),
+        store=StoreSettings(kind="memory"),
+        default_skill="router",
+    )
+    return serve_hub(skills=(echo, router), settings=settings)

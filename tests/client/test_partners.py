@@ -1,5 +1,6 @@
 """A2AClient against real partners: the a2a-sdk 1.3 (1.0 JSON-RPC, 1.0 HTTP+JSON only, 0.3
-JSON-RPC) and the hub; every call gives the same shape of result whatever the partner speaks."""
+JSON-RPC, 1.0 gRPC only) and the hub (over JSON-RPC, and over its gRPC door); every call
+gives the same shape of result whatever the partner speaks."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ EXPECTED_INTERFACE = {
     "sdk-rest-1.0": ("HTTP+JSON", "1.0"),
     "sdk-jsonrpc-0.3": ("JSONRPC", "0.3"),
     "sdk-grpc-1.0": ("GRPC", "1.0"),
+    "hub-grpc": ("GRPC", "1.0"),
 }
 
 
@@ -31,19 +33,22 @@ def _artifact_text(task: Task) -> str:
 
 
 async def test_client_picks_the_partners_interface(
-    partner_url: str, http: httpx.AsyncClient, request: pytest.FixtureRequest
+    partner_url: str,
+    binding: str | None,
+    http: httpx.AsyncClient,
+    request: pytest.FixtureRequest,
 ) -> None:
-    client = await A2AClient.from_url(partner_url, http=http)
+    client = await A2AClient.from_url(partner_url, http=http, binding=binding)
 
     name = request.node.callspec.params["partner_url"]
-    binding, version = EXPECTED_INTERFACE.get(name, ("JSONRPC", "1.0"))
-    assert (client.interface.protocol_binding, client.protocol_version) == (binding, version)
+    expected = EXPECTED_INTERFACE.get(name, ("JSONRPC", "1.0"))
+    assert (client.interface.protocol_binding, client.protocol_version) == expected
 
 
 async def test_send_returns_a_completed_task_with_the_echo(
-    partner_url: str, http: httpx.AsyncClient
+    partner_url: str, binding: str | None, http: httpx.AsyncClient
 ) -> None:
-    client = await A2AClient.from_url(partner_url, http=http)
+    client = await A2AClient.from_url(partner_url, http=http, binding=binding)
 
     with anyio.fail_after(10):
         result = await client.send(user_message("hello"))
@@ -58,9 +63,9 @@ async def test_send_returns_a_completed_task_with_the_echo(
 
 
 async def test_stream_ends_with_the_completed_state_and_carries_the_echo(
-    partner_url: str, http: httpx.AsyncClient
+    partner_url: str, binding: str | None, http: httpx.AsyncClient
 ) -> None:
-    client = await A2AClient.from_url(partner_url, http=http)
+    client = await A2AClient.from_url(partner_url, http=http, binding=binding)
 
     events: list[StreamResponse] = []
     with anyio.fail_after(10):
@@ -74,9 +79,9 @@ async def test_stream_ends_with_the_completed_state_and_carries_the_echo(
 
 
 async def test_subscribe_then_cancel_ends_the_subscription_canceled(
-    partner_url: str, http: httpx.AsyncClient
+    partner_url: str, binding: str | None, http: httpx.AsyncClient
 ) -> None:
-    client = await A2AClient.from_url(partner_url, http=http)
+    client = await A2AClient.from_url(partner_url, http=http, binding=binding)
     configuration = SendMessageConfiguration(return_immediately=True)
 
     with anyio.fail_after(10):
@@ -116,9 +121,9 @@ async def test_the_hub_answers_alike_through_each_override(
 
 
 async def test_an_unknown_task_is_task_not_found_whatever_the_binding(
-    partner_url: str, http: httpx.AsyncClient
+    partner_url: str, binding: str | None, http: httpx.AsyncClient
 ) -> None:
-    client = await A2AClient.from_url(partner_url, http=http)
+    client = await A2AClient.from_url(partner_url, http=http, binding=binding)
 
     with anyio.fail_after(10), pytest.raises(RemoteRpcError) as caught:
         await client.get_task("no-such-task")

@@ -13,6 +13,7 @@ from hub.app import create_app
 from hub.config import GrpcSettings, GrpcTlsSettings, ServerSettings, Settings, StoreSettings
 from hub.errors import ConfigError
 from hub.protocol.grpc import a2a_pb2, a2a_pb2_grpc
+from hub.protocol.grpc.extra import grpc_installed
 from hub.server.card import build_card
 from hub.skills.echo import echo
 from hub.store import MemoryTaskStore
@@ -35,8 +36,17 @@ def test_the_door_without_the_extra_stops_start_up_with_the_pip_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "grpc", None)  # as if grpcio were not installed
-    with pytest.raises(ConfigError, match=r"pip install 'a2a-hub\[grpc\]'"):
-        create_app(settings(), store=MemoryTaskStore(), skills={"echo": echo})
+    grpc_installed.cache_clear()
+    try:
+        with pytest.raises(ConfigError) as refused:
+            create_app(settings(), store=MemoryTaskStore(), skills={"echo": echo})
+    finally:
+        grpc_installed.cache_clear()
+
+    assert str(refused.value).endswith(
+        "the `grpc` extra is not installed: pip install 'a2a-hub[grpc]' "
+        "(or set server.grpc.enabled: false)"
+    )
 
 
 def test_a_hub_without_the_door_needs_no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
