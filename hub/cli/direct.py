@@ -112,7 +112,8 @@ class _CommandTransport(httpx.AsyncBaseTransport):
 async def _client(
     url: str, timeouts: Timeouts, args: argparse.Namespace
 ) -> AsyncIterator[A2AClient]:
-    """A client from the agent's card; an agent without a card is spoken to as JSON-RPC 1.0 at
+    """A client from the agent's card, in the binding `--binding` asks for (the card's first
+    one the client speaks otherwise); an agent without a card is spoken to as JSON-RPC 1.0 at
     the URL given (as a bare endpoint). The credentials go with every call but the card's.
 
     When there is no card and the URL does not answer as an endpoint either, the error says
@@ -144,6 +145,7 @@ async def _client(
             timeouts=timeouts,
             headers=headers,
             tls=urlsplit(url).scheme == "https",
+            binding=args.binding,
         )
         try:
             yield client
@@ -237,6 +239,10 @@ async def tasks(args: argparse.Namespace, running: Running) -> int:
     if args.agent is not None:
         if args.url is not None:
             raise UsageError("--agent and --url name two agents; give one of them")
+        if args.binding is not None:
+            raise UsageError(
+                "--binding is for --url; a partner's binding is its agents.yaml protocol.binding"
+            )
         # Imported here: only a partner named in agents.yaml needs the registry and tools.
         from hub.cli.agents import partner_client, registry_options
 

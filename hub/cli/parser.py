@@ -238,6 +238,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "--token", help="send this bearer token (default: $A2A_HUB_TOKEN; never printed)"
     )
 
+    # An agent whose card offers several bindings is spoken to in the first one the client
+    # speaks; --binding asks for another (a hub's gRPC door, say).
+    interface = argparse.ArgumentParser(add_help=False)
+    interface.add_argument(
+        "--binding",
+        choices=("jsonrpc", "http+json", "grpc"),
+        help="speak this binding of the agent's card (default: the first one it lists)",
+    )
+
     send = command(
         "send",
         "hub.cli.direct:send",
@@ -245,7 +254,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "Send TEXT to the A2A agent at --url URL (its card is read from "
         "URL/.well-known/agent-card.json) and print the task or reply. `send URL TEXT` is "
         "the same as `send --url URL TEXT`.",
-        parents=[message, credential],
+        parents=[message, credential, interface],
     )
     send.intermixed = True
     send.add_argument(
@@ -279,7 +288,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "list, get, cancel or follow tasks of a running hub",
         "Read, cancel or follow the tasks of a running hub, of any A2A agent (--url), or of a "
         "partner of agents.yaml (--agent NAME). Following a task that has ended prints it.",
-        parents=[configured, credential],
+        parents=[configured, credential, interface],
     )
     tasks.add_argument("action", choices=["list", "get", "cancel", "subscribe"])
     tasks.add_argument("task_id", nargs="?", help="the task (get, cancel, subscribe)")
