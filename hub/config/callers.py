@@ -26,12 +26,15 @@ class Caller:
         address: the client's IP address ("" when unknown).
         skills: the local skills it may use; None for all.
         agents: the partner agents its tasks may reach; None for all.
+        groups: for a caller with an identity provider's token, the values of the claim
+            `auth.oidc.claim` names (its scopes or groups); empty otherwise.
     """
 
     name: str = ""
     address: str = ""
     skills: frozenset[str] | None = None
     agents: frozenset[str] | None = None
+    groups: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, credential: CredentialSettings) -> Caller:
