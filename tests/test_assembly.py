@@ -79,7 +79,7 @@ def test_an_app_given_no_partners_follows_the_federation_settings_as_a_hub_does(
     assert (scripted.anonymous, scripted.max_agents) == (served.anonymous, served.max_agents)
 
 
-def test_a_resumed_task_gets_the_scope_its_owners_credential_gives_a_request() -> None:
+async def test_a_resumed_task_gets_the_scope_its_owners_credential_gives_a_request() -> None:
     auth = AuthSettings.model_validate(
         {
             "enabled": True,
@@ -94,7 +94,7 @@ def test_a_resumed_task_gets_the_scope_its_owners_credential_gives_a_request() -
 
     for owner, secret in (("alice", "alice-key-0123456789"), ("bob", "bob-key-0123456789")):
         resumed = resume_scope(auth, TaskRecord(task=task, skill="echo", owner=owner))
-        requested = authenticator.identify({"x-api-key": secret}).scope(CallScope.new())
+        requested = (await authenticator.identify({"x-api-key": secret})).scope(CallScope.new())
         assert resumed is not None
         assert (resumed.caller, resumed.skills, resumed.agents) == (
             requested.caller,

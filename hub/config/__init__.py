@@ -8,6 +8,7 @@ replaced by the environment variable NAME when the file is loaded.
 
 from hub.config.base import StrictModel
 from hub.config.budget import BudgetSettings
+from hub.config.identity import OidcGrant, OidcSettings
 from hub.config.loading import (
     describe_validation_error,
     load_settings,
@@ -68,6 +69,8 @@ __all__ = [
     "MetricsSettings",
     "ModelPrice",
     "ModelSettings",
+    "OidcGrant",
+    "OidcSettings",
     "OrchestratorSettings",
     "PlanLimits",
     "PlanTools",

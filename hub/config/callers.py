@@ -30,6 +30,8 @@ class Caller:
         operator: may use the operator's actions (the kill switch); with auth off every
             caller may, as every caller may cancel every task.
         budget: what it may spend over a window; None for no limit.
+        groups: for a caller with an identity provider's token, the values of the claim
+            `auth.oidc.claim` names (its scopes or groups); empty otherwise.
     """
 
     name: str = ""
@@ -38,6 +40,7 @@ class Caller:
     agents: frozenset[str] | None = None
     operator: bool = True
     budget: BudgetSettings | None = None
+    groups: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, credential: CredentialSettings) -> Caller:

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from hub.config.base import StrictModel
 from hub.config.budget import BudgetSettings
+from hub.config.identity import OidcSettings
 from hub.config.values import parse_duration
 
 __all__ = [
@@ -85,6 +86,9 @@ class AuthSettings(StrictModel):
     api_key_header: str = "X-API-Key"
     """The header API keys are sent in."""
     credentials: tuple[CredentialSettings, ...] = ()
+    oidc: OidcSettings | None = None
+    """JWT bearer tokens from the company's identity provider, tried for a bearer that is
+    not one of `credentials` (docs/identity.md)."""
 
     @field_validator("api_key_header")
     @classmethod
@@ -95,8 +99,8 @@ class AuthSettings(StrictModel):
 
     @model_validator(mode="after")
     def _usable(self) -> AuthSettings:
-        if self.enabled and not self.credentials:
-            raise ValueError("auth is enabled but no credentials are listed")
+        if self.enabled and not self.credentials and self.oidc is None:
+            raise ValueError("auth is enabled but no credentials (nor auth.oidc) are listed")
         names = [credential.name for credential in self.credentials]
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:

@@ -50,7 +50,7 @@ async def login(request: AnyRequest) -> Template | Redirect:
         headers = {_header(request).lower(): secret}
     client = request.client
     try:
-        caller = hub_of(request).gate.admit(headers, address=client.host if client else "")
+        caller = await hub_of(request).gate.admit(headers, address=client.host if client else "")
     except ProtocolError as error:
         # The refusal names what was wrong, never what was sent.
         return page(

@@ -2,6 +2,10 @@
 request's headers name (a `Caller`, `hub/config/callers.py`, where a credential becomes a
 call scope for the server and for resumed tasks alike).
 
+A bearer that is none of the configured secrets is, when `auth.oidc` is set, checked as a
+JWT from the company's identity provider (`hub.identity.verifier`); a token refused there is
+answered with the reason in the challenge's `error_description` (RFC 6750 §3).
+
 Secrets are hashed (SHA-256) when the table is built; a presented secret is hashed the same
 way and compared with every stored digest in constant time (`hmac.compare_digest`, no early
 exit), so neither the comparison nor the number of credentials tells an attacker anything.
@@ -14,10 +18,15 @@ import hashlib
 import hmac
 from collections.abc import Collection, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from hub.config import AuthSettings, CredentialSettings
+from hub.config import AuthSettings, CredentialSettings, OidcSettings
 from hub.config.callers import Caller
 from hub.errors import ConfigError, UnauthenticatedError
+from hub.identity.errors import InvalidTokenError
+
+if TYPE_CHECKING:
+    from hub.identity.verifier import TokenVerifier
 
 __all__ = ["Authenticator", "Caller"]
 
@@ -55,26 +64,32 @@ class Authenticator:
                 bearers.append((_digest(secret), Caller.of(credential)))
         self._api_keys = tuple(api_keys)
         self._bearers = tuple(bearers)
+        self._tokens = None if settings.oidc is None else _token_verifier(settings.oidc, skills)
 
     @property
     def schemes(self) -> frozenset[str]:
-        """The card's names of the schemes enforced: `apiKey`, `bearer` (none with auth off)."""
+        """The card's names of the schemes enforced: `apiKey`, `bearer`, `oidc` (none with
+        auth off)."""
         if not self.enabled:
             return frozenset()
         names = {"apiKey"} if self._api_keys else set()
-        return frozenset(names | ({"bearer"} if self._bearers else set()))
+        names |= {"bearer"} if self._bearers else set()
+        return frozenset(names | ({"oidc"} if self._tokens is not None else set()))
 
-    def challenge(self, *, invalid_token: bool = False) -> str:
-        """The `WWW-Authenticate` value: one challenge per accepted scheme."""
+    def challenge(self, *, invalid_token: str | None = None) -> str:
+        """The `WWW-Authenticate` value: one challenge per accepted scheme, the bearer one
+        saying why a token was refused when `invalid_token` does."""
         challenges = []
-        if self._bearers:
-            error = ', error="invalid_token"' if invalid_token else ""
+        if self._bearers or self._tokens is not None:
+            error = ""
+            if invalid_token is not None:
+                error = f', error="invalid_token", error_description="{invalid_token}"'
             challenges.append(f'Bearer realm="{REALM}"{error}')
         if self._api_keys:
             challenges.append(f'ApiKey realm="{REALM}", header="{self.api_key_header}"')
         return ", ".join(challenges)
 
-    def identify(self, headers: Mapping[str, str], *, address: str = "") -> Caller:
+    async def identify(self, headers: Mapping[str, str], *, address: str = "") -> Caller:
         """The caller the request's credentials name (anonymous when auth is off).
 
         Args:
@@ -102,10 +117,7 @@ class Authenticator:
                     "the Authorization header must be 'Bearer <token>'"
                     + (f" (API keys go in {self.api_key_header})" if self._api_keys else "")
                 )
-            caller = self._match(self._bearers, token.strip())
-            if caller is None:
-                raise self._refuse("the bearer token is not valid", invalid_token=True)
-            found.append(caller)
+            found.append(await self._bearer(token.strip()))
         if not found:
             raise self._refuse(f"this hub needs a credential: {self._how()}")
         if len(found) == 2 and found[0].name != found[1].name:
@@ -116,11 +128,23 @@ class Authenticator:
         ways = []
         if self._api_keys:
             ways.append(f"an API key in the {self.api_key_header} header")
-        if self._bearers:
+        if self._bearers or self._tokens is not None:
             ways.append("a bearer token in 'Authorization: Bearer <token>'")
         return " or ".join(ways)
 
-    def _refuse(self, message: str, *, invalid_token: bool = False) -> UnauthenticatedError:
+    async def _bearer(self, token: str) -> Caller:
+        caller = self._match(self._bearers, token)
+        if caller is not None:
+            return caller
+        reason = "the bearer token is not valid"
+        if self._tokens is not None:
+            try:
+                return await self._tokens.caller(token)
+            except InvalidTokenError as refused:
+                reason = str(refused)
+        raise self._refuse(reason, invalid_token=reason)
+
+    def _refuse(self, message: str, *, invalid_token: str | None = None) -> UnauthenticatedError:
         return UnauthenticatedError(message, challenge=self.challenge(invalid_token=invalid_token))
 
     @staticmethod
@@ -136,6 +160,18 @@ class Authenticator:
             if hmac.compare_digest(stored, digest):
                 found = caller
         return found
+
+
+def _token_verifier(settings: OidcSettings, skills: Collection[str]) -> TokenVerifier:
+    """The checker of `auth.oidc` tokens; it needs the `identity` extra."""
+    try:
+        from hub.identity.verifier import TokenVerifier
+    except ImportError as exc:
+        raise ConfigError(
+            f"auth.oidc needs the identity extra ({exc.name} is not installed): "
+            "pip install 'a2a-hub[identity]'"
+        ) from None
+    return TokenVerifier(settings, skills=skills)
 
 
 def _check_skills(credential: CredentialSettings, served: Collection[str]) -> None:

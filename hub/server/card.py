@@ -20,6 +20,7 @@ from hub.protocol import (
     AgentSkill,
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -53,7 +54,7 @@ class ServedFeatures:
     extended_card: bool = False
     """An extended card can be served: only to authenticated callers, so only with auth on."""
     security_schemes: frozenset[str] = frozenset()
-    """The schemes the server enforces (`apiKey`, `bearer`); none when auth is off."""
+    """The schemes the server enforces (`apiKey`, `bearer`, `oidc`); none when auth is off."""
     bindings: frozenset[tuple[str, str]] = frozenset(
         {(BINDING_JSONRPC, "1.0"), (BINDING_HTTP_JSON, "1.0"), (BINDING_JSONRPC, "0.3")}
     )
@@ -82,6 +83,16 @@ def _security(auth: AuthSettings) -> dict[str, SecurityScheme]:
         schemes["bearer"] = SecurityScheme(
             http_auth_security_scheme=HTTPAuthSecurityScheme(
                 description="a bearer token in 'Authorization: Bearer <token>'", scheme="Bearer"
+            )
+        )
+    if auth.oidc is not None:
+        schemes["oidc"] = SecurityScheme(
+            open_id_connect_security_scheme=OpenIdConnectSecurityScheme(
+                description=(
+                    f"a JWT from {auth.oidc.issuer} for the audience {auth.oidc.audience}, "
+                    "in 'Authorization: Bearer <token>'"
+                ),
+                open_id_connect_url=auth.oidc.discovery_url,
             )
         )
     return schemes

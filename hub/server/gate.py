@@ -71,7 +71,7 @@ class Gate:
         self._max_streams = limits.max_streams_per_caller
         self._streams: dict[str, int] = {}
 
-    def admit(self, headers: Mapping[str, str], *, address: str = "") -> Caller:
+    async def admit(self, headers: Mapping[str, str], *, address: str = "") -> Caller:
         """The request's caller, if it may go on.
 
         Args:
@@ -85,7 +85,7 @@ class Gate:
                 count against the client address, so guessing credentials is slowed down.
         """
         try:
-            caller = self.authenticator.identify(headers, address=address)
+            caller = await self.authenticator.identify(headers, address=address)
         except UnauthenticatedError as refused:
             self._spend(Caller(address=address))  # past the budget: a 429, and no log line
             # The message never holds a secret (nor any part of what was presented).

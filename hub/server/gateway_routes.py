@@ -29,10 +29,10 @@ AnyRequest = Request[Any, Any, Any]
 PREFIX = "/agents/{agent_name:str}"
 
 
-def _scope(hub: HubState, request: AnyRequest) -> CallScope:
+async def _scope(hub: HubState, request: AnyRequest) -> CallScope:
     """Admit the request (401, 429) and the call scope it runs in."""
     client = request.client
-    caller = hub.gate.admit(request.headers, address=client.host if client else "")
+    caller = await hub.gate.admit(request.headers, address=client.host if client else "")
     server = hub.settings.server
     call_scope = CallScope.from_headers(
         request.headers, here=server.base_url(), max_hops=server.max_hops
@@ -45,7 +45,7 @@ async def list_agents(request: AnyRequest) -> Response[bytes]:
     """The partners the caller may reach, with their gateway URLs and cards."""
     hub: HubState = request.app.state.hub
     try:
-        scope = _scope(hub, request)
+        scope = await _scope(hub, request)
         with use_scope(scope):
             body = await hub.gateway.listing(scope)
     except Exception as exc:
@@ -62,7 +62,7 @@ async def partner_card(request: AnyRequest) -> Response[bytes]:
     hub: HubState = request.app.state.hub
     agent_name: str = request.path_params["agent_name"]
     try:
-        scope = _scope(hub, request)
+        scope = await _scope(hub, request)
         with use_scope(scope):
             document = await hub.gateway.card(agent_name, scope)
     except Exception as exc:

@@ -137,7 +137,7 @@ async def handle_jsonrpc(
     verb = scope.get("method", "")
     try:
         # Before anything is read: an unknown caller learns nothing, not even a parse error.
-        caller = state.gate.admit(headers, address=_address(scope))
+        caller = await state.gate.admit(headers, address=_address(scope))
         if verb != "POST":
             raise MethodNotFoundError(
                 f"{verb} is not served here; send JSON-RPC requests with POST"

@@ -157,7 +157,7 @@ class McpDoor:
         }
         client = scope.get("client")
         try:
-            caller = self._gate.admit(headers, address=str(client[0]) if client else "")
+            caller = await self._gate.admit(headers, address=str(client[0]) if client else "")
             server = self._settings.server
             call_scope = CallScope.from_headers(
                 headers, here=server.base_url(), max_hops=server.max_hops

@@ -119,10 +119,10 @@ def _observability(request: AnyRequest) -> Observability:
     return observability
 
 
-def _admit(request: AnyRequest, gate: Gate) -> frozenset[str] | None:
+async def _admit(request: AnyRequest, gate: Gate) -> frozenset[str] | None:
     """Admit the request; the partners its credential may reach (None: all)."""
     client = request.client
-    return gate.admit(request.headers, address=client.host if client else "").agents
+    return (await gate.admit(request.headers, address=client.host if client else "")).agents
 
 
 @get("/healthz")
@@ -156,7 +156,7 @@ async def metrics(request: AnyRequest) -> Response[bytes]:
     agents = None
     try:
         if not observability.metrics_public:
-            agents = _admit(request, observability.gate)
+            agents = await _admit(request, observability.gate)
         exposition = observability.telemetry.metrics
         if exposition is None:
             raise MethodNotFoundError(
@@ -174,7 +174,7 @@ async def status(request: AnyRequest) -> Response[bytes]:
     """The running hub's partners, breakers, figures and load (`a2a-hub status`)."""
     observability = _observability(request)
     try:
-        agents = _admit(request, observability.gate)
+        agents = await _admit(request, observability.gate)
     except ProtocolError as error:
         return rest_error_response(error)
     return Response(

@@ -47,7 +47,7 @@ async def _serve(
     scope: CallScope | None = None
     try:
         client = request.client
-        caller = hub.gate.admit(request.headers, address=client.host if client else "")
+        caller = await hub.gate.admit(request.headers, address=client.host if client else "")
         check_version(
             "1.0",
             requested_version(request.headers, request.query_params),

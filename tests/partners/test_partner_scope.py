@@ -176,9 +176,9 @@ def test_a_view_without_a_scope_or_whose_scope_never_named_partners_reaches_none
     assert list(PartnerView.whole(partners)) == ["research"]
 
 
-def test_a_caller_without_a_partner_list_reaches_every_partner_and_auth_off_too() -> None:
+async def test_a_caller_without_a_partner_list_reaches_every_partner_and_auth_off_too() -> None:
     open_hub = Authenticator(AuthSettings(), skills=[])
-    assert open_hub.identify({}).scope(CallScope.new()).agents == EVERY
+    assert (await open_hub.identify({})).scope(CallScope.new()).agents == EVERY
     guarded = Authenticator(
         AuthSettings(
             enabled=True,
@@ -189,8 +189,8 @@ def test_a_caller_without_a_partner_list_reaches_every_partner_and_auth_off_too(
         ),
         skills=[],
     )
-    ops = guarded.identify({"x-api-key": OPS_KEY}).scope(CallScope.new())
-    bot = guarded.identify({"x-api-key": BOT_KEY}).scope(CallScope.new())
+    ops = (await guarded.identify({"x-api-key": OPS_KEY})).scope(CallScope.new())
+    bot = (await guarded.identify({"x-api-key": BOT_KEY})).scope(CallScope.new())
     assert ops.agents == EVERY
     assert list(bot.agents.names) == ["echoer"]
     assert "secret" not in bot.agents

@@ -177,7 +177,9 @@ async def test_the_401_bodies_and_headers_as_sent(http: httpx.AsyncClient) -> No
     rest = await http.get("/tasks", headers={**V1, "Authorization": f"Bearer {WRONG_KEY}"})
     assert rest.status_code == 401
     assert rest.headers["www-authenticate"] == (
-        'Bearer realm="a2a-hub", error="invalid_token", ApiKey realm="a2a-hub", header="X-API-Key"'
+        'Bearer realm="a2a-hub", error="invalid_token", '
+        'error_description="the bearer token is not valid", '
+        'ApiKey realm="a2a-hub", header="X-API-Key"'
     )
     assert rest.json() == {
         "error": {
@@ -368,14 +370,14 @@ def test_a_credential_scoped_to_skills_that_are_not_served_stops_the_hub(
         create_app(Settings(auth=auth), store=MemoryTaskStore(), skills=auth_skills())
 
 
-def test_the_credential_table_keeps_digests_only() -> None:
+async def test_the_credential_table_keeps_digests_only() -> None:
     authenticator = Authenticator(auth_settings().auth, skills=auth_skills())
     kept = repr(vars_of(authenticator))
     for secret in SECRETS:
         assert secret not in kept
-    caller = authenticator.identify({"x-api-key": ALICE_KEY}, address="10.0.0.1")
+    caller = await authenticator.identify({"x-api-key": ALICE_KEY}, address="10.0.0.1")
     assert (caller.name, caller.address, caller.skills) == ("alice", "10.0.0.1", None)
-    assert authenticator.identify({"authorization": f"bearer {BOB_TOKEN}"}).name == "bob"
+    assert (await authenticator.identify({"authorization": f"bearer {BOB_TOKEN}"})).name == "bob"
 
 
 def vars_of(authenticator: Authenticator) -> dict[str, object]:

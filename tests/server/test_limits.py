@@ -197,10 +197,10 @@ async def test_with_per_address_on_callers_without_auth_are_limited_by_their_add
     assert "address 10.0.0.1" in refused.json()["error"]["message"]
 
 
-def test_by_default_an_anonymous_address_is_not_held_to_the_rate() -> None:
+async def test_by_default_an_anonymous_address_is_not_held_to_the_rate() -> None:
     clock = 0.0  # frozen: no token comes back, whatever the speed of the machine
     gate = Gate(auth=AuthSettings(), limits=LimitSettings(), skills=[], clock=lambda: clock)
-    callers = {gate.admit({}, address="10.0.0.1") for _ in range(10_000)}
+    callers = {await gate.admit({}, address="10.0.0.1") for _ in range(10_000)}
     assert callers == {Caller(address="10.0.0.1")}
 
 
@@ -331,7 +331,7 @@ async def test_open_streams_are_capped_per_caller_and_given_back_when_closed(
 
             await opened.pop().aclose()
             await slot_releases.next()
-            alice = gate.authenticator.identify({"x-api-key": ALICE.headers["X-API-Key"]})
+            alice = await gate.authenticator.identify({"x-api-key": ALICE.headers["X-API-Key"]})
             assert gate.open_streams(alice) == 1
             again = await open_stream(http, ALICE, rest=False)
             assert again.status == 200
