@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from hub.config.base import StrictModel
+from hub.config.budget import BudgetSettings
 from hub.config.values import parse_duration
 
 __all__ = ["OidcGrant", "OidcSettings"]
@@ -42,6 +43,12 @@ class OidcGrant(StrictModel):
     """Local skills; None (the default) for all."""
     agents: tuple[str, ...] | None = None
     """Partner agents; None (the default) for all."""
+    operator: bool = False
+    """May use the operator's actions (the kill switch); a token is an operator only when
+    one of its values says so."""
+    budget: BudgetSettings | None = None
+    """What a subject with this value may spend over a window (the first of its values, in
+    order, that names one)."""
 
 
 class OidcSettings(StrictModel):

@@ -132,7 +132,7 @@ class TokenVerifier:
         name = CALLER_PREFIX + str(claims["sub"])
         values = _values(claims.get(self.settings.claim))
         if not self.settings.map:
-            return Caller(name=name, groups=values)
+            return Caller(name=name, groups=values, operator=False)
         grants = [
             self.settings.map[value] for value in sorted(values) if value in self.settings.map
         ]
@@ -145,6 +145,8 @@ class TokenVerifier:
             skills=_union(grant.skills for grant in grants),
             agents=_union(grant.agents for grant in grants),
             groups=values,
+            operator=any(grant.operator for grant in grants),
+            budget=next((grant.budget for grant in grants if grant.budget is not None), None),
         )
 
 

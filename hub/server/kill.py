@@ -115,7 +115,7 @@ async def kill(request: AnyRequest) -> Response[bytes]:
     hub = request.app.state.hub
     client = request.client
     try:
-        caller = hub.gate.admit(request.headers, address=client.host if client else "")
+        caller = await hub.gate.admit(request.headers, address=client.host if client else "")
         try:
             body = KillRequest.model_validate_json(await request.body())
         except ValidationError as exc:

@@ -273,3 +273,26 @@ def test_a_grant_naming_a_skill_not_served_stops_the_hub() -> None:
 def test_a_plain_http_issuer_off_loopback_is_refused() -> None:
     with pytest.raises(ValueError, match=r"must be an https:// URL"):
         OidcSettings(issuer="http://idp.example", audience="hub")
+
+
+async def test_a_token_is_an_operator_only_when_one_of_its_values_says_so(
+    idp: IdentityProvider,
+) -> None:
+    settings = oidc_settings(
+        idp, map={"a2a-users": {}, "a2a-operators": {"operator": True}}, claim="groups"
+    )
+    async with serve_in_process(settings) as hub:
+        user = idp.token("frank", groups=["a2a-users"])
+        operator = idp.token("grace", groups=["a2a-users", "a2a-operators"])
+        body = {"contextId": "a-context-no-one-uses"}
+
+        refused = await hub.post(
+            "/admin/kill", json=body, headers={"Authorization": f"Bearer {user}"}
+        )
+        killed = await hub.post(
+            "/admin/kill", json=body, headers={"Authorization": f"Bearer {operator}"}
+        )
+
+    assert refused.status_code == 403
+    assert killed.status_code == 200
+    assert killed.json()["canceled"] == []

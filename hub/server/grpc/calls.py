@@ -219,7 +219,7 @@ class A2AServiceHandler:
                 note_call(rpc.name, binding="grpc", version="1.0")
                 admitted = None
                 try:
-                    admitted = self._admit(rpc, request, context, metadata, observation)
+                    admitted = await self._admit(rpc, request, context, metadata, observation)
                     with use_scope(admitted.scope):
                         result = await rpc.run(
                             admitted.service, admitted.request, admitted.caller.name
@@ -245,7 +245,7 @@ class A2AServiceHandler:
                     admitted = None
                     slot: StreamSlot | None = None
                     try:
-                        admitted = self._admit(rpc, request, context, metadata, observation)
+                        admitted = await self._admit(rpc, request, context, metadata, observation)
                         slot = self._hub.gate.open_stream(admitted.caller)
                         with use_scope(admitted.scope):
                             events: TaskStream = await rpc.run(
@@ -270,7 +270,7 @@ class A2AServiceHandler:
 
         return serve
 
-    def _admit(
+    async def _admit(
         self,
         rpc: Rpc,
         request: message.Message,
@@ -285,7 +285,7 @@ class A2AServiceHandler:
             ProtocolError: refused (401, 429 in gRPC's words), or the request is invalid.
         """
         hub = self._hub
-        caller = hub.gate.admit(metadata, address=_address(context))
+        caller = await hub.gate.admit(metadata, address=_address(context))
         check_version("1.0", requested_version(metadata, {}), accept_missing=True)
         try:
             model = from_proto(request, rpc.model)
