@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from contextlib import suppress
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, TypeVar
 
@@ -188,8 +190,24 @@ def _fill_value(proto: Any, value: Any) -> None:
         raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECONDS_UTC = len("2026-01-01T00:00:00.000Z")
+
+
 def _fill_timestamp(proto: Any, value: str) -> None:
-    proto.FromJsonString(value)
+    # The hub writes RFC 3339 in UTC with milliseconds (24 characters), which
+    # `fromisoformat` reads several times faster than protobuf's own parser (a strptime);
+    # anything else (finer fractions, offsets) is left to protobuf.
+    moment = None
+    if len(value) <= _MILLISECONDS_UTC and value.endswith("Z"):
+        with suppress(ValueError):
+            moment = datetime.fromisoformat(value)
+    if moment is None:
+        proto.FromJsonString(value)
+        return
+    since = moment - _EPOCH
+    proto.seconds = since.days * 86_400 + since.seconds
+    proto.nanos = since.microseconds * 1000
 
 
 def _scalar(field: descriptor.FieldDescriptor) -> Callable[[Any], Any]:
