@@ -29,6 +29,7 @@ __all__ = [
     "add_run_arguments",
     "baseline_target",
     "canned_command",
+    "cpu_seconds",
     "exit_on_sigterm",
     "free_port",
     "hub_command",
@@ -42,6 +43,16 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 _HUB_STORE = Path("var/bench-hub.db")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of all of process `pid`'s threads so far, from /proc/<pid>/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    # Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
 # Seconds to let a server finish work that trails its last response (task clean-up, store
 # writes) before its CPU is read, so that work is charged to the requests that caused it.
 _SETTLE = 0.25
@@ -211,11 +222,8 @@ class RunningServer:
         return self.process.pid
 
     def cpu_seconds(self) -> float:
-        """User + system CPU of all the server's threads so far, from /proc/<pid>/stat."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        # Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        """User + system CPU of all the server's threads so far."""
+        return cpu_seconds(self.pid)
 
     def load(self, **load: Any) -> tuple[LoadResult, float]:
         """One `run_load_sync` against this server (`load` gives all but the port), and the
