@@ -50,6 +50,7 @@ HubError
     ├── ConnectionLostError                the connection broke after the request was sent
     ├── InvalidAgentResponseError          its answer is not A2A (HTML, bad JSON, a redirect)
     ├── CardFetchError                     no valid agent card could be read from its URL
+    ├── PartnerAuthError                   no token to call it with could be obtained
     ├── CircuitOpenError                   the agent failed repeatedly; calls are held back
     ├── NoSupportedInterfaceError          the card offers no interface this client speaks
     ├── UnknownAgentError                  the name is not a partner in agents.yaml
@@ -111,6 +112,7 @@ __all__ = [
     "OperatorOnlyError",
     "ParseError",
     "PartTooLargeError",
+    "PartnerAuthError",
     "PartnerBusyError",
     "PartnerNotFoundError",
     "PartnerTimeoutError",
@@ -584,6 +586,14 @@ class CardRefusedError(CardFetchError):
     """A partner's card was refused by the hub's own checks of it, not by the partner: its
     signature is missing or does not verify (`verify_card`), or the TLS files to reach it
     are not valid. The message says which and why."""
+
+
+class PartnerAuthError(ClientError):
+    """The hub has no token to call the partner with: its token endpoint refused the hub's
+    client or the caller's token, could not be reached or answered with no usable token, or
+    the caller's own token would have gone over plain HTTP. Nothing was sent to the partner.
+    The message names the partner and the fault; the endpoint and its answer are in the
+    `detail`, for the log."""
 
 
 class CircuitOpenError(ClientError):

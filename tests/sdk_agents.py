@@ -4,7 +4,7 @@ mode) or HTTP+JSON; or the SDK's gRPC server serving it over gRPC only, its card
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,7 @@ from a2a.types.a2a_pb2 import (
     AgentExtension,
     AgentInterface,
     AgentSkill,
+    SecurityScheme,
     TaskState,
 )
 from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
@@ -43,8 +44,10 @@ def _card(
     streaming: bool,
     extensions: Sequence[AgentExtension],
     push: bool = False,
+    schemes: Mapping[str, SecurityScheme] | None = None,
 ) -> AgentCard:
     return AgentCard(
+        security_schemes=dict(schemes or {}),
         name=name,
         description=description,
         version="1.0.0",
@@ -72,10 +75,11 @@ def sdk_agent(
     streaming: bool = True,
     extensions: Sequence[AgentExtension] = (),
     sign: Callable[[AgentCard], AgentCard] | None = None,
+    schemes: Mapping[str, SecurityScheme] | None = None,
 ) -> Starlette:
     """The SDK serving `executor` at `url` (JSON-RPC at `/`, or HTTP+JSON), its card naming
-    one interface of `binding` and `version`, the one `skill` and the `extensions`, signed
-    by `sign` when given (the SDK's `create_agent_card_signer`)."""
+    one interface of `binding` and `version`, the one `skill`, the `extensions` and the
+    security `schemes`, signed by `sign` when given (the SDK's `create_agent_card_signer`)."""
     card = _card(
         url + "/" if binding == "JSONRPC" else url,
         binding,
@@ -85,6 +89,7 @@ def sdk_agent(
         skill=skill,
         streaming=streaming,
         extensions=extensions,
+        schemes=schemes,
     )
     if sign is not None:
         card = sign(card)
@@ -140,9 +145,12 @@ def _server_tls(cert_file: Path, key_file: Path, client_ca: Path | None) -> grpc
 
 
 def _server(
-    handler: GrpcHandler | None, address: str, tls: grpc.ServerCredentials | None
+    handler: GrpcHandler | None,
+    address: str,
+    tls: grpc.ServerCredentials | None,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> tuple[grpc.aio.Server, int]:
-    server = grpc.aio.server()
+    server = grpc.aio.server(interceptors=list(interceptors))
     if tls is None:
         port = server.add_insecure_port(address)
     else:
@@ -165,14 +173,16 @@ async def sdk_grpc_agent(
     client_ca: Path | None = None,
     bare: bool = False,
     push: bool = False,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> AsyncIterator[GrpcAgent]:
     """The SDK's gRPC server serving `executor` on a loopback port, its card (one GRPC 1.0
     interface, `host:port`, or `grpcs://host:port` with `tls`: the certificate's and key's
     PEM files; `client_ca`: a client must present a certificate that CA signed; `bare`: the
     card names it `host:port` all the same) served over HTTP on another; both stopped on exit.
-    With `push`, it keeps push notification configs (in memory; it sends no notification)."""
+    With `push`, it keeps push notification configs (in memory; it sends no notification).
+    `interceptors` see every call first."""
     credentials = None if tls is None else _server_tls(*tls, client_ca)
-    server, port = _server(None, "127.0.0.1:0", credentials)
+    server, port = _server(None, "127.0.0.1:0", credentials, interceptors)
     target = f"127.0.0.1:{port}"
     card = _card(
         target if tls is None or bare else f"grpcs://{target}",

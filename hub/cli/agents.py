@@ -273,8 +273,17 @@ def _auth_kind(entry: AgentEntry) -> str:
         kinds.append("bearer")
     if auth.api_key is not None:
         kinds.append(f"api key in {auth.header}")
+    if auth.oauth2 is not None:
+        kinds.append(f"oauth2 client credentials as '{auth.oauth2.client_id}'")
     if auth.headers:
         kinds.append(f"headers {', '.join(sorted(auth.headers))}")
+    on_behalf = entry.on_behalf
+    if on_behalf is not None:
+        kinds.append(
+            "on behalf: token exchange"
+            if on_behalf.token_exchange is not None
+            else "on behalf: the caller's own token"
+        )
     return ", ".join(kinds) or "none"
 
 

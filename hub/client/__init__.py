@@ -2,6 +2,7 @@
 cache, retries and breaker."""
 
 from hub.client.breaker import BreakerConfig, BreakerSnapshot, BreakerState, CircuitBreaker
+from hub.client.call_auth import CallAuth
 from hub.client.card_cache import CARD_PATH, CardCache, CardListener, CardRecord, card_url
 from hub.client.client import A2AClient, Timeouts, user_message
 from hub.client.deferred_transport import DeferredTransport
@@ -22,6 +23,7 @@ __all__ = [
     "BreakerConfig",
     "BreakerSnapshot",
     "BreakerState",
+    "CallAuth",
     "CardCache",
     "CardListener",
     "CardRecord",

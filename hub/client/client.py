@@ -19,6 +19,7 @@ import anyio
 import httpx
 
 from hub.client.breaker import CircuitBreaker
+from hub.client.call_auth import CallAuth
 from hub.client.card_cache import CardCache, card_url
 from hub.client.grpc_channels import GrpcChannels
 from hub.client.interface import choose_interface
@@ -120,6 +121,9 @@ class A2AClient:
         grpc: whether a gRPC interface may be chosen (`choose_interface`).
         tls_files: the partner's CA and client certificate for a gRPC channel (the HTTP
             client given carries its own TLS settings).
+        auth: the `Authorization` value of each call, when it is a token the hub obtains
+            (`hub.identity.partner_auth`); a request the partner refuses with 401 or
+            UNAUTHENTICATED is sent once more with a fresh one.
 
     Raises:
         NoSupportedInterfaceError: the card offers nothing this client speaks.
@@ -142,6 +146,7 @@ class A2AClient:
         tls: bool | None = None,
         grpc: bool = True,
         tls_files: TlsPem | None = None,
+        auth: CallAuth | None = None,
     ) -> None:
         self.card = card
         self.agent_name = agent_name or card.name
@@ -159,6 +164,7 @@ class A2AClient:
             tenant=self.interface.tenant,
             tls=tls,
             tls_files=tls_files,
+            auth=auth,
         )
         self._own_channels: GrpcChannels | None = None
         if self.interface.protocol_binding.upper() == BINDING_GRPC:

@@ -16,7 +16,7 @@ learns as the call's deadline. Failures become hub errors in `hub.client.grpc_er
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -24,6 +24,7 @@ import anyio
 import grpc  # type: ignore[import-untyped]
 from google.protobuf import message  # type: ignore[import-untyped]
 
+from hub.client.call_auth import is_secure
 from hub.client.grpc_channels import GrpcChannels, grpc_target
 from hub.client.grpc_errors import translate_grpc_errors
 from hub.client.http_errors import invalid_response
@@ -92,6 +93,8 @@ class GrpcTransport:
     def __init__(self, channels: GrpcChannels, url: str, *, options: TransportOptions) -> None:
         tls = True if options.tls_files is not None else options.tls
         self._target, self._tls = grpc_target(url, tls=tls)
+        host = self._target.rpartition(":")[0].strip("[]")
+        self._secure = is_secure("grpcs" if self._tls else "grpc", host)
         self._channels = channels
         self._options = options
         self._agent = options.agent_name
@@ -174,14 +177,27 @@ class GrpcTransport:
 
     async def _call(self, rpc: str, proto: message.Message) -> message.Message:
         method = getattr(await self._stub_for(), rpc)
+        authorization = await self._authorization()
         with translate_grpc_errors(self._agent, rpc):
-            call = method(proto, metadata=self._call_metadata(), timeout=self._deadline())
-            answer: message.Message | None = await call
-            if self._forwards():
-                self._note_extensions(await call.initial_metadata())
-                self._note_extensions(await call.trailing_metadata())
+            try:
+                answer = await self._invoke(method, proto, authorization)
+            except grpc.aio.AioRpcError as exc:
+                fresh = await self._fresh(exc, authorization)
+                if fresh is None:
+                    raise
+                answer = await self._invoke(method, proto, fresh)
         if answer is None:  # grpcio's word for bytes that do not parse as the answer
             raise self._unreadable(rpc)
+        return answer
+
+    async def _invoke(
+        self, method: Any, proto: message.Message, authorization: str | None
+    ) -> message.Message | None:
+        call = method(proto, metadata=self._call_metadata(authorization), timeout=self._deadline())
+        answer: message.Message | None = await call
+        if self._forwards():
+            self._note_extensions(await call.initial_metadata())
+            self._note_extensions(await call.trailing_metadata())
         return answer
 
     @asynccontextmanager
@@ -190,16 +206,35 @@ class GrpcTransport:
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         proto = self._proto(request, proto_type)
         method = getattr(await self._stub_for(), rpc)
-        scope = current_scope()
-        left = scope.remaining() if scope is not None else None
-        with translate_grpc_errors(self._agent, rpc):
-            call = method(proto, metadata=self._call_metadata(), timeout=left)
-        try:
-            yield self._events(call, rpc)
-        finally:
-            call.cancel()
+        authorization = await self._authorization()
+        calls: list[Any] = []
 
-    async def _events(self, call: Any, rpc: str) -> AsyncIterator[StreamResponse]:
+        def open_call(authorization: str | None) -> Any:
+            scope = current_scope()
+            left = scope.remaining() if scope is not None else None
+            with translate_grpc_errors(self._agent, rpc):
+                call = method(proto, metadata=self._call_metadata(authorization), timeout=left)
+            calls.append(call)
+            return call
+
+        async def reopen(exc: grpc.aio.AioRpcError) -> Any | None:
+            """The stream opened again with a fresh token, when the first refused it."""
+            fresh = await self._fresh(exc, authorization)
+            return None if fresh is None else open_call(fresh)
+
+        first = open_call(authorization)
+        try:
+            yield self._events(first, rpc, reopen if authorization is not None else None)
+        finally:
+            for call in calls:
+                call.cancel()
+
+    async def _events(
+        self,
+        call: Any,
+        rpc: str,
+        reopen: Callable[[grpc.aio.AioRpcError], Awaitable[Any | None]] | None,
+    ) -> AsyncIterator[StreamResponse]:
         wait = self._options.timeout.read
         first = True
         while True:
@@ -211,6 +246,13 @@ class GrpcTransport:
                     raise AgentTimeoutError(
                         f"agent '{self._agent}' did not answer in time (no event for {wait:.3g} s)"
                     ) from None
+                except grpc.aio.AioRpcError as exc:
+                    # A refused token is refused before the first event: open it once more.
+                    again = await reopen(exc) if first and reopen is not None else None
+                    if again is None:
+                        raise
+                    call, reopen = again, None
+                    continue
                 if first:
                     first = False
                     if self._forwards():
@@ -261,9 +303,26 @@ class GrpcTransport:
             proto.tenant = tenant
         return proto
 
-    def _call_metadata(self) -> tuple[tuple[str, str], ...]:
+    def _call_metadata(self, authorization: str | None = None) -> tuple[tuple[str, str], ...]:
         scope = outgoing_headers(version="1.0").items()
-        return (*self._metadata, *((name.lower(), value) for name, value in scope))
+        metadata = self._metadata
+        if authorization is not None:
+            own = tuple(item for item in metadata if item[0] != "authorization")
+            metadata = (*own, ("authorization", authorization))
+        return (*metadata, *((name.lower(), value) for name, value in scope))
+
+    async def _authorization(self) -> str | None:
+        auth = self._options.auth
+        return None if auth is None else await auth.authorization(secure=self._secure)
+
+    async def _fresh(self, exc: grpc.aio.AioRpcError, authorization: str | None) -> str | None:
+        """A fresh `Authorization` value when the partner refused `authorization`."""
+        auth = self._options.auth
+        if auth is None or authorization is None:
+            return None
+        if exc.code() is not grpc.StatusCode.UNAUTHENTICATED:
+            return None
+        return await auth.rejected(authorization)
 
     def _deadline(self) -> float | None:
         scope = current_scope()

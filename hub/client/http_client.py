@@ -28,6 +28,7 @@ from collections.abc import Mapping
 
 import httpx
 
+from hub.client.call_auth import CallAuth, is_secure
 from hub.client.guard import GuardedTransport, UrlGuard
 from hub.protocol.extensions import EXTENSIONS_HEADER, LEGACY_EXTENSIONS_HEADER
 from hub.protocol.trace import current_scope, outgoing_headers
@@ -181,16 +182,46 @@ class RequestTemplate:
 
 
 async def send_request(
-    http: httpx.AsyncClient, request: httpx.Request, *, stream: bool = False
+    http: httpx.AsyncClient,
+    request: httpx.Request,
+    *,
+    stream: bool = False,
+    auth: CallAuth | None = None,
 ) -> httpx.Response:
     """Send `request` on `http`'s transport, running the client's event hooks (the scope's
-    headers, the extensions a partner activated), without following redirects, without auth
-    flows and without the cookie jar; the whole body is read unless `stream`.
+    headers, the extensions a partner activated), without following redirects, without
+    httpx's auth flows and without the cookie jar; the whole body is read unless `stream`.
+
+    With `auth`, the request carries its `Authorization` value; when the partner answers 401
+    to it, the request is sent once more with the fresh value `auth.rejected` gives (a 401
+    means the partner did nothing with the request).
 
     Raises:
         RuntimeError: the client has been closed.
         httpx.RequestError: the transport's failure, with the request attached.
+        PartnerAuthError: `auth` has no value to send.
     """
+    if auth is None:
+        return await _send_once(http, request, stream)
+    url = request.url
+    authorization = await auth.authorization(secure=is_secure(url.scheme, url.host))
+    if authorization is None:
+        return await _send_once(http, request, stream)
+    request.headers["Authorization"] = authorization
+    response = await _send_once(http, request, stream)
+    if response.status_code != 401:
+        return response
+    fresh = await auth.rejected(authorization)
+    if fresh is None:
+        return response
+    await response.aclose()
+    request.headers["Authorization"] = fresh
+    return await _send_once(http, request, stream)
+
+
+async def _send_once(
+    http: httpx.AsyncClient, request: httpx.Request, stream: bool
+) -> httpx.Response:
     if http.is_closed:
         raise RuntimeError("Cannot send a request, as the client has been closed.")
     hooks = http.event_hooks

@@ -238,7 +238,7 @@ class JsonRpcTransport:
     async def _call(self, operation: str, params: dict[str, Any]) -> Any:
         request = self._request(operation, params)
         with translate_http_errors(self._agent):
-            response = await send_request(self._http, request)
+            response = await send_request(self._http, request, auth=self._options.auth)
         return self._result(response, self._methods[operation])
 
     def _result(self, response: httpx.Response, method: str) -> Any:
@@ -302,7 +302,11 @@ class JsonRpcTransport:
         method = self._methods[operation]
         request = self._request(operation, params)
         async with open_event_stream(
-            self._http, request, agent_name=self._agent, reject=partial(self._reject, method)
+            self._http,
+            request,
+            agent_name=self._agent,
+            auth=self._options.auth,
+            reject=partial(self._reject, method),
         ) as source:
 
             async def events() -> AsyncIterator[StreamResponse]:

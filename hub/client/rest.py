@@ -167,7 +167,7 @@ class RestTransport:
     ) -> Any:
         request = self._request(method, path, body=body, query=query)
         with translate_http_errors(self._agent):
-            response = await send_request(self._http, request)
+            response = await send_request(self._http, request, auth=self._options.auth)
         self._raise_for_error(response)
         return read_json(response, self._agent)
 
@@ -193,7 +193,11 @@ class RestTransport:
     ) -> AsyncIterator[AsyncIterator[StreamResponse]]:
         request = self._request(method, path, body=body, query=None)
         async with open_event_stream(
-            self._http, request, agent_name=self._agent, reject=self._raise_for_error
+            self._http,
+            request,
+            agent_name=self._agent,
+            auth=self._options.auth,
+            reject=self._raise_for_error,
         ) as source:
 
             async def events() -> AsyncIterator[StreamResponse]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
+from hub.client.call_auth import CallAuth
 from hub.client.http_client import send_request
 from hub.client.http_errors import check_status, invalid_response, translate_http_errors
 from hub.protocol import (
@@ -58,6 +59,8 @@ class TransportOptions:
             card was read from.
         tls_files: the partner's own CA and client certificate (agents.yaml `tls`), for the
             bindings that take PEM bytes (gRPC); a partner with them is called over TLS.
+        auth: the `Authorization` value of each call, when it changes from call to call (a
+            token the hub obtains); it wins over one in `headers`.
     """
 
     agent_name: str
@@ -66,6 +69,7 @@ class TransportOptions:
     tenant: str | None = None
     tls: bool | None = None
     tls_files: TlsPem | None = None
+    auth: CallAuth | None = None
 
 
 class Transport(Protocol):
@@ -134,6 +138,7 @@ async def open_event_stream(
     *,
     agent_name: str,
     reject: Callable[[httpx.Response], None],
+    auth: CallAuth | None = None,
 ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
     """Send `request` and yield its server-sent events, every failure a hub error.
 
@@ -146,7 +151,7 @@ async def open_event_stream(
             sent as a plain JSON answer). If it returns, the answer is reported as invalid.
     """
     with translate_http_errors(agent_name):
-        response = await send_request(http, request, stream=True)
+        response = await send_request(http, request, stream=True, auth=auth)
     try:
         media_type = response.headers.get("content-type", "").split(";", 1)[0].strip()
         if media_type != "text/event-stream":

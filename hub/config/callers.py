@@ -8,7 +8,9 @@ resumed after a restart, which has no request (`owner_caller` finds it by the ta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+from pydantic import SecretStr
 
 from hub.config.budget import BudgetSettings
 from hub.config.security import AuthSettings, CredentialSettings
@@ -32,6 +34,8 @@ class Caller:
         budget: what it may spend over a window; None for no limit.
         groups: for a caller with an identity provider's token, the values of the claim
             `auth.oidc.claim` names (its scopes or groups); empty otherwise.
+        token: that token, for the partner calls made on its behalf (`on_behalf`); never
+            shown.
     """
 
     name: str = ""
@@ -41,6 +45,7 @@ class Caller:
     operator: bool = True
     budget: BudgetSettings | None = None
     groups: frozenset[str] = frozenset()
+    token: SecretStr | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, credential: CredentialSettings) -> Caller:
@@ -67,7 +72,13 @@ class Caller:
 
     def scope(self, call_scope: CallScope) -> CallScope:
         """`call_scope` carrying this caller's name and scopes to the work it starts."""
-        return replace(call_scope, caller=self.name, skills=self.skills, agents=self.reach)
+        return replace(
+            call_scope,
+            caller=self.name,
+            skills=self.skills,
+            agents=self.reach,
+            caller_token=self.token,
+        )
 
 
 def owner_caller(auth: AuthSettings, owner: str) -> Caller | None:

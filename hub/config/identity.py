@@ -14,8 +14,9 @@ from pydantic import Field, field_validator, model_validator
 from hub.config.base import StrictModel
 from hub.config.budget import BudgetSettings
 from hub.config.values import parse_duration
+from hub.protocol.urls import LOOPBACK_HOSTS
 
-__all__ = ["OidcGrant", "OidcSettings"]
+__all__ = ["OidcGrant", "OidcSettings", "https_or_loopback"]
 
 # Asymmetric algorithms only: a shared-secret HS256 key in a JWKS would let anyone who can
 # read the key set mint tokens.
@@ -24,11 +25,14 @@ _ALGORITHMS = frozenset(
 )
 
 
-def _https_or_loopback(url: str, what: str) -> str:
+def https_or_loopback(url: str, what: str) -> str:
+    """`url`, when it is https:// or http:// to the loopback address.
+
+    Raises:
+        ValueError: it is neither; the message names `what`.
+    """
     parts = urlsplit(url)
-    if parts.scheme == "https" or (
-        parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
-    ):
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
         return url
     raise ValueError(
         f"{what} must be an https:// URL (http:// only on the loopback address), not {url!r}"
@@ -86,12 +90,12 @@ class OidcSettings(StrictModel):
     @field_validator("issuer")
     @classmethod
     def _issuer(cls, value: str) -> str:
-        return _https_or_loopback(value, "auth.oidc.issuer")
+        return https_or_loopback(value, "auth.oidc.issuer")
 
     @field_validator("jwks_url")
     @classmethod
     def _jwks(cls, value: str | None) -> str | None:
-        return None if value is None else _https_or_loopback(value, "auth.oidc.jwks_url")
+        return None if value is None else https_or_loopback(value, "auth.oidc.jwks_url")
 
     @field_validator("algorithms")
     @classmethod

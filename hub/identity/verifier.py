@@ -12,6 +12,7 @@ token or any part of it.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import replace
 from typing import Any
 
 from joserfc import jwt
@@ -24,6 +25,7 @@ from joserfc.errors import (
     UnsupportedAlgorithmError,
 )
 from joserfc.jws import extract_compact
+from pydantic import SecretStr
 
 from hub.config import OidcGrant, OidcSettings
 from hub.config.callers import Caller
@@ -113,7 +115,7 @@ class TokenVerifier:
         except (UnsupportedAlgorithmError, JoseError, ValueError):
             raise InvalidTokenError("the token could not be read as a signed JWT") from None
         self._check_claims(claims)
-        return self._grant(claims)
+        return replace(self._grant(claims), token=SecretStr(token))
 
     def _check_claims(self, claims: dict[str, Any]) -> None:
         try:

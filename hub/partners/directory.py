@@ -213,7 +213,9 @@ class Partners(Roster, Mapping[str, RemoteAgentTool]):
             partner.breaker.before_call()
         card = await self.card(name)
         http, _ = self._reach(partner)
-        return partner.client_for(card, http=http, channels=self._channels, retry=self._retry)
+        return partner.client_for(
+            card, http=http, channels=self._channels, retry=self._retry, token_http=self.http
+        )
 
     async def warm(self, *, within: float = WARM_TIMEOUT) -> dict[str, str | None]:
         """Read every partner's card at once (at most 16 in flight, for at most `within`

@@ -18,6 +18,7 @@ import httpx
 
 from hub.client import A2AClient, CircuitBreaker, GrpcChannels, RetryPolicy, Timeouts
 from hub.errors import CardFetchError, ConfigError
+from hub.identity.partner_auth import PartnerAuth
 from hub.partners.runtime import RuntimePartner
 from hub.protocol import AgentCard
 from hub.registry import AgentEntry
@@ -47,6 +48,8 @@ class PartnerSlot:
             tried yet).
         verifier: the check of its cards' signatures (`verify_card`), once made.
         verified: the card that check last accepted.
+        auth: the tokens its calls carry (`auth.oauth2`, `on_behalf`), once made; kept
+            across card changes, so a token outlives a client rebuilt.
     """
 
     entry: AgentEntry
@@ -58,6 +61,7 @@ class PartnerSlot:
     card_error: str | None = None
     verifier: CardVerifier | None = None
     verified: AgentCard | None = None
+    auth: PartnerAuth | None = None
 
     @property
     def card_url(self) -> str:
@@ -97,14 +101,17 @@ class PartnerSlot:
         http: httpx.AsyncClient,
         channels: GrpcChannels,
         retry: RetryPolicy | None,
+        token_http: httpx.AsyncClient,
     ) -> A2AClient:
         """The client built from `card` (the one built before, while the card is the same).
 
         A gRPC interface whose URL names no scheme is called over TLS unless the entry's
-        card is read over plain HTTP and the entry has no `tls` files."""
+        card is read over plain HTTP and the entry has no `tls` files. Token endpoints are
+        posted to with `token_http`."""
         if self.client is None or self.client.card is not card:
             entry = self.entry
             card_url = entry.card_url
+            auth = self._auth(card, token_http)
             self.client = A2AClient(
                 card,
                 http=http,
@@ -123,8 +130,20 @@ class PartnerSlot:
                 tls=None if card_url is None else urlsplit(card_url).scheme != "http",
                 grpc=self.runtime is None,  # the SSRF guard sees HTTP calls only
                 tls_files=entry.tls.pem() if entry.tls is not None else None,
+                auth=auth,
             )
         return self.client
+
+    def _auth(self, card: AgentCard, http: httpx.AsyncClient) -> PartnerAuth | None:
+        entry = self.entry
+        if entry.auth.oauth2 is None and entry.on_behalf is None:
+            return None
+        if self.auth is None:
+            self.auth = PartnerAuth(
+                entry.name, oauth2=entry.auth.oauth2, on_behalf=entry.on_behalf, http=http
+            )
+        self.auth.use_card(card)
+        return self.auth
 
     def tool_for(self, client: Callable[[], Awaitable[A2AClient]]) -> RemoteAgentTool:
         """The partner's tool, described by its current card (or as unreachable, with why)."""

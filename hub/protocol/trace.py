@@ -30,7 +30,9 @@ import time
 from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pydantic import SecretStr
 
 from hub.errors import InvalidRequestError
 from hub.protocol.entropy import random_bytes
@@ -130,6 +132,9 @@ class CallScope:
         recorded: `parent_id` is a span this hub records (`hub.telemetry`): outgoing
             requests name it as their parent, so the partner's spans hang under it. Without
             tracing each request gets a fresh span id.
+        caller_token: the identity provider's token the caller came with (`auth.oidc`),
+            for a partner call made on its behalf (`on_behalf` in agents.yaml); never sent
+            on otherwise, never shown.
     """
 
     trace_id: str
@@ -143,6 +148,7 @@ class CallScope:
     extensions: frozenset[str] = frozenset()
     forward_extensions: ExtensionRelay | None = None
     recorded: bool = False
+    caller_token: SecretStr | None = field(default=None, repr=False)
 
     @classmethod
     def new(cls, *, timeout: float | None = None, agents: Allowed = NOTHING) -> CallScope:
@@ -215,6 +221,7 @@ class CallScope:
             self.extensions,
             self.forward_extensions,
             True,
+            self.caller_token,
         )
 
     @property

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["CARD_PATH", "card_url", "shown_url"]
+__all__ = ["CARD_PATH", "LOOPBACK_HOSTS", "card_url", "shown_url"]
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+"""The host names plain HTTP is accepted to, for a request that carries credentials."""
 
 CARD_PATH = "/.well-known/agent-card.json"
 

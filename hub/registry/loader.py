@@ -89,11 +89,10 @@ def _check_as_written(
                 + (" ('-' and '_' count as the same: both are '_' in tool names)" if alike else ""),
             )
     for index, entry in entries:
-        auth = entry.get("auth") if isinstance(entry, dict) else None
-        if not isinstance(auth, dict):
+        if not isinstance(entry, dict):
             continue
-        for key, value, suggestion in _secrets(auth, entry.get("name")):
-            loc: _Loc = ("agents", index, "auth", *key)
+        for key, value, suggestion in _secrets(entry):
+            loc: _Loc = ("agents", index, *key)
             match = _REFERENCE.fullmatch(value) if isinstance(value, str) else None
             if match is None:
                 report(
@@ -110,18 +109,33 @@ def _check_as_written(
         raise ConfigError(message)
 
 
-def _secrets(auth: dict[Any, Any], agent: object) -> Iterator[tuple[_Loc, object, str]]:
-    """Each secret of an `auth` mapping: where it is, its value as written, and an
-    environment variable name to suggest for it."""
+def _secrets(entry: dict[Any, Any]) -> Iterator[tuple[_Loc, object, str]]:
+    """Each secret of an entry (its `auth`, and its token endpoints' client secrets): where
+    it is, its value as written, and an environment variable name to suggest for it."""
+    agent = entry.get("name")
     prefix = _env_name(agent) if isinstance(agent, str) else "AGENT"
-    for key, suffix in (("bearer", "TOKEN"), ("api_key", "API_KEY")):
-        if auth.get(key) is not None:
-            yield (key,), auth[key], f"{prefix}_{suffix}"
-    headers = auth.get("headers")
-    if isinstance(headers, dict):
-        for name, value in headers.items():
-            if value is not None:
-                yield ("headers", str(name)), value, f"{prefix}_{_env_name(str(name))}"
+    auth = entry.get("auth")
+    if isinstance(auth, dict):
+        for key, suffix in (("bearer", "TOKEN"), ("api_key", "API_KEY")):
+            if auth.get(key) is not None:
+                yield ("auth", key), auth[key], f"{prefix}_{suffix}"
+        headers = auth.get("headers")
+        if isinstance(headers, dict):
+            for name, value in headers.items():
+                if value is not None:
+                    yield ("auth", "headers", str(name)), value, f"{prefix}_{_env_name(str(name))}"
+    on_behalf = entry.get("on_behalf")
+    clients = (
+        (("auth", "oauth2"), auth.get("oauth2") if isinstance(auth, dict) else None, "CLIENT"),
+        (
+            ("on_behalf", "token_exchange"),
+            on_behalf.get("token_exchange") if isinstance(on_behalf, dict) else None,
+            "EXCHANGE",
+        ),
+    )
+    for where, client, suffix in clients:
+        if isinstance(client, dict) and client.get("client_secret") is not None:
+            yield (*where, "client_secret"), client["client_secret"], f"{prefix}_{suffix}_SECRET"
 
 
 def _env_name(text: str) -> str:

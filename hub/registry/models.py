@@ -22,6 +22,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from hub.config import StrictModel, parse_duration
+from hub.config.identity import https_or_loopback
+from hub.config.tokens import OAuth2ClientSettings, OnBehalfSettings
 from hub.protocol import AgentCard, urls
 from hub.protocol.grpc.extra import INSTALL as GRPC_INSTALL
 from hub.protocol.grpc.extra import grpc_installed
@@ -70,9 +72,10 @@ def _secret(secret: SecretStr) -> SecretStr:
 
 
 class AuthSettings(StrictModel):
-    """How the hub authenticates to a partner: headers sent with every request.
+    """How the hub authenticates to a partner: headers sent with every request, or a token
+    it obtains (`oauth2`).
 
-    At most one of `bearer` and `api_key`; either can be combined with `headers`.
+    At most one of `bearer`, `api_key` and `oauth2`; any can be combined with `headers`.
     """
 
     bearer: SecretStr | None = None
@@ -83,6 +86,8 @@ class AuthSettings(StrictModel):
     """The header that carries `api_key`."""
     headers: dict[str, SecretStr] = {}
     """Any other headers, by name."""
+    oauth2: OAuth2ClientSettings | None = None
+    """A token obtained by the client credentials grant, sent as `Authorization: Bearer`."""
 
     @field_validator("bearer", "api_key")
     @classmethod
@@ -104,10 +109,20 @@ class AuthSettings(StrictModel):
 
     @model_validator(mode="after")
     def _check_combination(self) -> AuthSettings:
-        if self.bearer is not None and self.api_key is not None:
+        chosen = [
+            name
+            for name, value in (
+                ("bearer", self.bearer),
+                ("api_key", self.api_key),
+                ("oauth2", self.oauth2),
+            )
+            if value is not None
+        ]
+        if len(chosen) > 1:
             raise PydanticCustomError(
                 "auth_both",
-                "use either 'bearer' or 'api_key', not both (put other headers under 'headers')",
+                f"use one of 'bearer', 'api_key' and 'oauth2', not {' and '.join(chosen)} "
+                "(put other headers under 'headers')",
             )
         if "header" in self.model_fields_set and self.api_key is None:
             raise PydanticCustomError(
@@ -123,8 +138,9 @@ class AuthSettings(StrictModel):
         return self
 
     def http_header_names(self) -> list[str]:
-        """The names of the headers `http_headers()` gives, without their values."""
-        names = ["Authorization"] if self.bearer is not None else []
+        """The names of the headers `http_headers()` gives (and `Authorization` for a token
+        obtained by `oauth2`), without their values."""
+        names = ["Authorization"] if self.bearer is not None or self.oauth2 is not None else []
         if self.api_key is not None:
             names.append(self.header)
         return [*names, *self.headers]
@@ -216,6 +232,9 @@ class AgentEntry(StrictModel):
     """A private CA and a client certificate for the partner (its card read too)."""
     verify_card: CardKeys | None = None
     """Accept the partner's card only when one of its signatures verifies with these keys."""
+    on_behalf: OnBehalfSettings | None = None
+    """Calls made for a caller with an identity provider's token carry that caller's
+    identity: a token exchanged for one (RFC 8693), or the caller's own when allowed."""
     enabled: bool = True
     """A disabled entry stays in the file but cannot be called."""
 
@@ -291,6 +310,22 @@ class AgentEntry(StrictModel):
             raise PydanticCustomError(
                 "agent_location", f"agent '{self.name}' needs a 'url', an inline 'card', or both"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _check_tokens(self) -> AgentEntry:
+        oauth2 = self.auth.oauth2
+        if oauth2 is not None and oauth2.token_url is None and self.url is None:
+            raise PydanticCustomError(
+                "oauth2_token_url",
+                "auth.oauth2 needs a token_url when the partner's card is inline (the token "
+                "endpoint is otherwise read from the card)",
+            )
+        if self.on_behalf is not None and self.on_behalf.forward_caller_token and self.url:
+            try:
+                https_or_loopback(self.url, "the url of a partner given the caller's token")
+            except ValueError as exc:
+                raise PydanticCustomError("forward_plain", str(exc)) from None
         return self
 
     @property

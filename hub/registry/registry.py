@@ -14,6 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import SecretStr
+
 from hub.errors import UnknownAgentError
 from hub.registry.models import AgentEntry
 
@@ -51,17 +53,25 @@ class RegistryDiff:
 
 
 def _entry_fingerprint(entry: AgentEntry) -> str:
-    content: dict[str, Any] = entry.model_dump(mode="json", exclude={"auth"})
     # The JSON dump masks secrets; the fingerprint must change when one is rotated.
-    auth = entry.auth
-    content["auth"] = {
-        "bearer": None if auth.bearer is None else auth.bearer.get_secret_value(),
-        "api_key": None if auth.api_key is None else auth.api_key.get_secret_value(),
-        "header": auth.header,
-        "headers": {name: secret.get_secret_value() for name, secret in auth.headers.items()},
-    }
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    content = _revealed(entry.model_dump(mode="python"))
+    canonical = json.dumps(
+        content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _revealed(value: Any) -> Any:
+    """`value` (a model's dump) with every secret's own value in place of its mask."""
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, dict):
+        return {str(key): _revealed(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_revealed(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return sorted(str(_revealed(item)) for item in value)
+    return value
 
 
 class Registry:

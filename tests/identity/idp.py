@@ -113,7 +113,7 @@ class IdentityProvider:
             self.key_reads += 1
             return dict(self._published().as_dict(private=False))
 
-        @post("/token")
+        @post("/token", status_code=200)
         async def token(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
             form = dict(await request.form())
             client_id = self._authenticated(request, form)

@@ -171,7 +171,10 @@ def entry_with(lines: str) -> str:
                 "    auth:\n      bearer: '${RESEARCH_TOKEN}'\n      api_key: '${KEY}'\n"
             ),
             5,
-            ["agents.0.auth", "either 'bearer' or 'api_key', not both"],
+            [
+                "agents.0.auth",
+                "use one of 'bearer', 'api_key' and 'oauth2', not bearer and api_key",
+            ],
             id="bearer-and-api-key",
         ),
         pytest.param(
