@@ -34,6 +34,7 @@ from hub.errors import (
     ConnectionLostError,
     InvalidAgentResponseError,
     NoSupportedInterfaceError,
+    PartnerAuthError,
     RemoteRpcError,
 )
 from hub.protocol import (
@@ -407,6 +408,9 @@ class A2AClient:
             isinstance(exc, RemoteRpcError) and 500 <= exc.code < 600
         ):
             self.breaker.record_failure()
+        elif isinstance(exc, PartnerAuthError):
+            # No token to call with: the partner was not asked, and says nothing of its health.
+            self.breaker.release()
         elif isinstance(exc, Exception):
             # A well-formed refusal (task not found, invalid params) is a healthy partner.
             self.breaker.record_success()
