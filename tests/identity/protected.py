@@ -29,10 +29,34 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from hub.testing import serve_on_loopback
 from tests.client.partners import ECHO, EchoOrWaitExecutor
-from tests.identity.idp import IdentityProvider
+from tests.identity.idp import Client, IdentityProvider, serve_idp
 from tests.sdk_agents import GrpcAgent, sdk_agent, sdk_grpc_agent
 
 PARTNER_AUDIENCE = "billing"
+HUB_CLIENT = "a2a-hub"
+HUB_SECRET = "hub-client-secret-5c2e9a71"
+
+
+@asynccontextmanager
+async def serve_idp_with_hub_client() -> AsyncIterator[IdentityProvider]:
+    """The test identity provider, the hub registered with it as a client."""
+    provider = IdentityProvider(clients={HUB_CLIENT: Client(secret=HUB_SECRET)})
+    async with serve_idp(provider) as served:
+        yield served
+
+
+def hub_client(idp: IdentityProvider | None, **overrides: Any) -> dict[str, Any]:
+    """The `auth.oauth2` settings of the hub's client at `idp` (its `token_url` unless None),
+    asking for a billing token."""
+    settings: dict[str, Any] = {
+        "client_id": HUB_CLIENT,
+        "client_secret": HUB_SECRET,
+        "scopes": ["billing.read"],
+        "audience": PARTNER_AUDIENCE,
+    }
+    if idp is not None:
+        settings["token_url"] = f"{idp.issuer}/token"
+    return {**settings, **overrides}
 
 
 @dataclass(eq=False)

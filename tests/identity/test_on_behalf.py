@@ -29,26 +29,23 @@ from hub.registry import AgentEntry, load_registry
 from hub.skills.delegate import delegate
 from hub.testing import serve_hub
 from hub.testing.hub import LoopbackHub
-from tests.identity.idp import (
-    AUDIENCE,
-    CLIENT_CREDENTIALS,
-    TOKEN_EXCHANGE,
-    Client,
-    IdentityProvider,
-    serve_idp,
+from tests.identity.idp import AUDIENCE, CLIENT_CREDENTIALS, TOKEN_EXCHANGE, IdentityProvider
+from tests.identity.protected import (
+    PARTNER_AUDIENCE,
+    TokenCheck,
+    hub_client,
+    protected_partner,
+    serve_idp_with_hub_client,
 )
-from tests.identity.protected import PARTNER_AUDIENCE, TokenCheck, protected_partner
 
 pytestmark = pytest.mark.anyio
 
-SECRET = "hub-client-secret-7d41b0e3"
 OPS_KEY = "ops-key-without-a-token-3a9c"
 
 
 @pytest.fixture
 async def idp() -> AsyncIterator[IdentityProvider]:
-    provider = IdentityProvider(clients={"a2a-hub": Client(secret=SECRET)})
-    async with serve_idp(provider) as served:
+    async with serve_idp_with_hub_client() as served:
         yield served
 
 
@@ -59,18 +56,10 @@ async def partner(idp: IdentityProvider) -> AsyncIterator[tuple[str, TokenCheck]
         yield url, check
 
 
-def client_settings(idp: IdentityProvider, **extra: Any) -> dict[str, Any]:
-    return {
-        "token_url": f"{idp.issuer}/token",
-        "client_id": "a2a-hub",
-        "client_secret": SECRET,
-        "audience": PARTNER_AUDIENCE,
-        **extra,
-    }
-
-
 def exchange(idp: IdentityProvider, **extra: Any) -> dict[str, Any]:
-    return {"token_exchange": client_settings(idp, **extra)}
+    settings = hub_client(idp, **extra)
+    del settings["scopes"]
+    return {"token_exchange": settings}
 
 
 @asynccontextmanager
@@ -80,7 +69,7 @@ async def hub_for(
     entry: dict[str, Any] = {
         "name": "billing",
         "url": url,
-        "auth": {"oauth2": client_settings(idp)},
+        "auth": {"oauth2": hub_client(idp)},
     }
     if on_behalf is not None:
         entry["on_behalf"] = on_behalf

@@ -24,25 +24,25 @@ from hub.partners import Partners
 from hub.protocol import Task, TaskState
 from hub.registry import AgentEntry, Registry, load_registry
 from tests.client.partners import streamed_texts
-from tests.identity.idp import CLIENT_CREDENTIALS, Client, IdentityProvider, serve_idp
+from tests.identity.idp import CLIENT_CREDENTIALS, IdentityProvider, serve_idp
 from tests.identity.protected import (
+    HUB_SECRET,
     PARTNER_AUDIENCE,
     TokenCheck,
     client_credentials_scheme,
+    hub_client,
     openid_scheme,
     protected_grpc_partner,
     protected_partner,
+    serve_idp_with_hub_client,
 )
 
 pytestmark = pytest.mark.anyio
 
-SECRET = "hub-client-secret-5c2e9a71"
-
 
 @pytest.fixture
 async def idp() -> AsyncIterator[IdentityProvider]:
-    provider = IdentityProvider(clients={"a2a-hub": Client(secret=SECRET)})
-    async with serve_idp(provider) as served:
+    async with serve_idp_with_hub_client() as served:
         yield served
 
 
@@ -51,16 +51,7 @@ def check(idp: IdentityProvider) -> TokenCheck:
     return TokenCheck(idp)
 
 
-def oauth2(idp: IdentityProvider | None, **overrides: Any) -> dict[str, Any]:
-    settings: dict[str, Any] = {
-        "client_id": "a2a-hub",
-        "client_secret": SECRET,
-        "scopes": ["billing.read"],
-        "audience": PARTNER_AUDIENCE,
-    }
-    if idp is not None:
-        settings["token_url"] = f"{idp.issuer}/token"
-    return {**settings, **overrides}
+oauth2 = hub_client
 
 
 def partners_for(url: str, auth: dict[str, Any]) -> Partners:
@@ -141,7 +132,7 @@ async def test_a_partner_that_refuses_every_token_is_asked_twice_and_nothing_is_
     assert idp.grants[CLIENT_CREDENTIALS] == 2
     tokens = [value.removeprefix("Bearer ") for value in check.seen]
     shown = f"{refused.value} {refused.value.detail} {caplog.text}"
-    for secret in (*tokens, SECRET):
+    for secret in (*tokens, HUB_SECRET):
         assert secret not in shown
 
 
