@@ -97,7 +97,7 @@ class PartnerAuth:
             url, self._card_problem = None, str(exc)
         else:
             self._card_problem = None
-        if url != self._card_url or self._own_endpoint is None:
+        if url != self._card_url:
             self._card_url = url
             self._own_endpoint = None
             self._own.clear()
@@ -202,7 +202,7 @@ class PartnerAuth:
                 form["actor_token"] = await self._actor.get(
                     _OWN,
                     lambda: endpoint.obtain(
-                        CLIENT_CREDENTIALS, {}, whose="its own token to act with"
+                        CLIENT_CREDENTIALS, {}, whose="its own token to act with", scoped=False
                     ),
                 )
                 form["actor_token_type"] = ACCESS_TOKEN_TYPE

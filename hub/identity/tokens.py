@@ -104,12 +104,16 @@ class TokenEndpoint:
         self._agent = agent_name
         self._clock = clock
 
-    async def obtain(self, grant: str, form: dict[str, str], *, whose: str) -> IssuedToken:
+    async def obtain(
+        self, grant: str, form: dict[str, str], *, whose: str, scoped: bool = True
+    ) -> IssuedToken:
         """A token by `grant`, with the grant's own `form` fields.
 
         Args:
-            whose: what the token is, for the errors ("a token for the hub", "the caller's
-                token exchanged").
+            whose: what the token is, for the errors ("a token for itself", "a token on the
+                caller's behalf").
+            scoped: ask for the settings' scopes and audience (not for the hub's own token
+                that goes along as an exchange's actor).
 
         Raises:
             PartnerAuthError: the endpoint could not be reached, refused, or answered with
@@ -117,9 +121,9 @@ class TokenEndpoint:
         """
         settings = self.settings
         data = {"grant_type": grant, **form}
-        if settings.scopes:
+        if scoped and settings.scopes:
             data["scope"] = " ".join(settings.scopes)
-        if settings.audience is not None:
+        if scoped and settings.audience is not None:
             data["audience"] = settings.audience
         secret = settings.client_secret.get_secret_value()
         sent: dict[str, Any] = {}
