@@ -27,7 +27,7 @@ from hub.protocol import (
 )
 from hub.protocol.base import JsonObject
 from hub.protocol.card import BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC
-from hub.protocol.v03.translate import card_v03_fields
+from hub.protocol.v03.translate import hybrid_card
 from hub.server.extensions import card_extensions
 from hub.trust.extra import require_identity_extra
 
@@ -270,7 +270,7 @@ class CardDocument:
         document = card.to_wire()
         # 0.3 clients read the top-level fields; 1.0 clients read supportedInterfaces. The
         # merged values (skills, securitySchemes) carry both versions' fields.
-        hybrid = {**document, **card_v03_fields(card)}
+        hybrid = hybrid_card(card, document)
         moment = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
         return cls(
             card=card,

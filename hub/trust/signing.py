@@ -2,6 +2,12 @@
 (§8.4): a JWS whose payload is the card's canonical form (`hub.trust.canonical`), detached,
 kept in the card's `signatures` as its protected header and signature.
 
+A card the hub also serves as a hybrid (its 1.0 JSON with the 0.3 fields merged in, for
+clients of either version) gets a second signature, over that rendering as it is served: a
+verifier that parses the card as 1.0 first (the a2a-sdk's) checks the first, one that reads
+the JSON as it came (the conformance kit's) the second. Either is enough, as a card verifies
+when one of its signatures does.
+
 The key is read once, at start-up; a key that cannot be read stops the start with the file's
 name and what is wrong, never the key.
 """
@@ -21,7 +27,8 @@ from joserfc.jwk import ECKey, JWKRegistry, Key, OKPKey, RSAKey
 from hub.config import CardSigningSettings
 from hub.errors import ConfigError
 from hub.protocol import AgentCard, AgentCardSignature
-from hub.trust.canonical import signing_input
+from hub.protocol.v03.translate import hybrid_card
+from hub.trust.canonical import rendering_signing_input, signing_input
 
 __all__ = ["CardSigner"]
 
@@ -74,19 +81,25 @@ class CardSigner:
         return public
 
     def sign(self, card: AgentCard) -> AgentCard:
-        """`card` with one signature of its canonical form (any earlier ones replaced)."""
+        """`card` with a signature of its canonical form, and one of its hybrid rendering
+        when it has one (any earlier signatures replaced)."""
+        unsigned = card.model_copy(update={"signatures": None})
+        payloads = [signing_input(unsigned)]
+        document = unsigned.to_wire()
+        hybrid = hybrid_card(unsigned, document)
+        if hybrid != document:
+            payloads.append(rendering_signing_input(hybrid))
+        return card.model_copy(update={"signatures": [self._signature(p) for p in payloads]})
+
+    def _signature(self, payload: bytes) -> AgentCardSignature:
         protected = {"alg": self.alg, "kid": self.kid, "typ": "JOSE"}
         with warnings.catch_warnings():
             # joserfc marks EdDSA deprecated (RFC 9864's Ed25519 replaces it); EdDSA is the
             # name the a2a-sdk's verifier (PyJWT) knows.
             warnings.simplefilter("ignore", SecurityWarning)
-            compact = jws.serialize_compact(
-                protected, signing_input(card), self._key, algorithms=[self.alg]
-            )
+            compact = jws.serialize_compact(protected, payload, self._key, algorithms=[self.alg])
         header, _, signature = compact.split(".")
-        return card.model_copy(
-            update={"signatures": [AgentCardSignature(protected=header, signature=signature)]}
-        )
+        return AgentCardSignature(protected=header, signature=signature)
 
 
 def _default_alg(key: Key) -> str:

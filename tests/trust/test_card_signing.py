@@ -13,9 +13,12 @@ from typing import Any
 import httpx
 import jwt
 import pytest
+import rfc8785
 from a2a.client.card_resolver import A2ACardResolver, parse_agent_card
 from a2a.types import AgentCard as SdkAgentCard
 from a2a.utils.signing import InvalidSignaturesError, create_signature_verifier
+from joserfc import jws
+from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
 
 from hub.config import (
@@ -87,11 +90,80 @@ async def test_the_sdk_client_verifies_the_hubs_signed_card_in_both_renderings(
                 http_kwargs={"headers": headers}, signature_verifier=check
             )
             assert card.name == "signed-hub"
-            [signature] = card.signatures
-            header = json.loads(base64.urlsafe_b64decode(signature.protected + "=="))
-            assert header["kid"] == "hub-2026"
-            assert header["typ"] == "JOSE"
-            assert header["alg"] == {"ec": "ES256", "rsa": "RS256", "ed25519": "EdDSA"}[kind]
+            # One over the 1.0 card, one over the hybrid rendering as it is served.
+            assert len(card.signatures) == 2
+            for signature in card.signatures:
+                header = json.loads(base64.urlsafe_b64decode(signature.protected + "=="))
+                assert header["kid"] == "hub-2026"
+                assert header["typ"] == "JOSE"
+                assert header["alg"] == {"ec": "ES256", "rsa": "RS256", "ed25519": "EdDSA"}[kind]
+
+
+@pytest.mark.parametrize("version", ["1.0", None], ids=["pure 1.0", "hybrid"])
+async def test_a_verifier_that_reads_the_card_as_served_verifies_each_rendering(
+    tmp_path: Path, version: str | None
+) -> None:
+    key_file = write_key(tmp_path / "card.key")
+    # A plain card: such a verifier and the a2a-sdk's disagree on empty values inside an
+    # extension's params (the SDK drops them, as the hub's canonical form does).
+    settings = Settings(
+        card=CardSettings(signing=CardSigningSettings(key_file=str(key_file), kid="k1")),
+        store=StoreSettings(kind="memory"),
+    )
+    async with serve_hub(skills=[echo], settings=settings) as hub, httpx.AsyncClient() as http:
+        headers = {"A2A-Version": version} if version else {}
+        served = await http.get(f"{hub.url}/.well-known/agent-card.json", headers=headers)
+    document = served.json()
+    assert ("protocolVersion" in document) == (version is None)  # 0.3 fields in the hybrid
+    key = JWKRegistry.import_key(public_jwk(key_file, kid="k1"))
+    assert strict_verification(document, key)
+    document["url"] = "https://elsewhere.example"  # a 0.3 field changed after signing
+    assert not strict_verification(document, key)
+
+
+def strict_verification(document: dict[str, Any], key: Any) -> bool:
+    """Whether one of the card's signatures verifies over the card as it came, read the way
+    a verifier that does not parse it as a 1.0 card reads it: `signatures` left out, the
+    defaults of the fields the 1.0 proto knows left out (those without presence, and empty
+    lists and maps), every other field kept as it is (RFC 8785, then a detached JWS)."""
+    content = {k: v for k, v in document.items() if k != "signatures"}
+    payload = rfc8785.dumps(_stripped(content, SdkAgentCard.DESCRIPTOR))
+    for signature in document.get("signatures", []):
+        try:
+            jws.deserialize_compact(
+                f"{signature['protected']}..{signature['signature']}", key, payload=payload
+            )
+        except JoseError:
+            continue
+        return True
+    return False
+
+
+def _stripped(value: dict[str, Any], descriptor: Any) -> dict[str, Any]:
+    fields = {field.json_name: field for field in descriptor.fields}
+    kept: dict[str, Any] = {}
+    for name, item in value.items():
+        field = fields.get(name)
+        if field is None:
+            kept[name] = item
+            continue
+        message = field.message_type
+        is_map = message is not None and message.GetOptions().map_entry
+        if field.is_repeated or is_map:
+            if not item:
+                continue
+            if is_map:
+                inner = message.fields_by_name["value"].message_type
+                kept[name] = {k: _stripped(v, inner) if inner else v for k, v in item.items()}
+            elif message is not None:
+                kept[name] = [_stripped(entry, message) for entry in item]
+            else:
+                kept[name] = item
+        elif message is not None:
+            kept[name] = _stripped(item, message) if isinstance(item, dict) else item
+        elif field.has_presence or item != field.default_value:
+            kept[name] = item
+    return kept
 
 
 async def test_a_card_changed_after_signing_fails_the_sdk_check(tmp_path: Path) -> None:

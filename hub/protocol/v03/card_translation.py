@@ -17,7 +17,7 @@ from hub.errors import VersionNotSupportedError
 from hub.protocol import v03
 from hub.protocol.base import JsonObject
 
-__all__ = ["card_to_v03", "card_to_v1", "card_v03_fields"]
+__all__ = ["card_to_v03", "card_to_v1", "card_v03_fields", "hybrid_card"]
 
 DEFAULT_TRANSPORT = "JSONRPC"
 
@@ -381,3 +381,10 @@ def card_v03_fields(card: v1.AgentCard) -> JsonObject:
             for skill, old_skill in zip(card.skills, legacy["skills"], strict=True)
         ]
     return fields
+
+
+def hybrid_card(card: v1.AgentCard, document: JsonObject | None = None) -> JsonObject:
+    """The hybrid rendering of `card`: its 1.0 JSON (`document`, when already made) with the
+    0.3 fields of `card_v03_fields` merged in; the 1.0 JSON alone for a card with no 0.3
+    interface."""
+    return {**(card.to_wire() if document is None else document), **card_v03_fields(card)}

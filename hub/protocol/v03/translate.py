@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from hub import protocol as v1
 from hub.protocol import v03
-from hub.protocol.v03.card_translation import card_to_v03, card_to_v1, card_v03_fields
+from hub.protocol.v03.card_translation import (
+    card_to_v03,
+    card_to_v1,
+    card_v03_fields,
+    hybrid_card,
+)
 from hub.protocol.v03.task_translation import (
     DATA_PART_COMPAT,
     ROLE_TO_V03,
@@ -56,6 +61,7 @@ __all__ = [
     "get_push_config_request_to_v03",
     "get_task_params_to_v1",
     "get_task_request_to_v03",
+    "hybrid_card",
     "is_final_v1",
     "list_push_configs_params_to_v1",
     "list_push_configs_request_to_v03",
