@@ -34,7 +34,7 @@ from hub.server.card_serving import card_response
 from hub.server.cors import CARD_PATHS, cors_middleware
 from hub.server.errors import rest_error_response
 from hub.server.gate import Gate
-from hub.server.gateway import Gateway
+from hub.server.gateway import Gateway, GatewayKill
 from hub.server.gateway_routes import gateway_routes
 from hub.server.grpc_door import GrpcPlugin
 from hub.server.jsonrpc import handle_jsonrpc
@@ -244,7 +244,10 @@ def _hub_state(core: HubCore, *, card: AgentCard, gate: Gate, telemetry: Telemet
     return HubState(
         settings=settings,
         observability=observability,
-        kill_switch=KillSwitch(manager=core.manager),
+        kill_switch=KillSwitch(
+            manager=core.manager,
+            gateway=GatewayKill(partners=core.partners, store=core.store),
+        ),
         service=A2AService(manager=core.manager, card=CardDocument.render(card), push=core.push),
         gate=gate,
         gateway=Gateway(partners=core.partners, settings=settings, hub_card=card, store=core.store),

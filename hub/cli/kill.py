@@ -1,6 +1,7 @@
 """`a2a-hub kill --context ID | --caller NAME [URL]`: the kill switch of a running hub, through
 its `POST /admin/kill` (an operator's credential with auth on): every task of the context or
-the caller that is not terminal is canceled, with the partner tasks they started."""
+the caller that is not terminal is canceled, with the partner tasks they started (and, for a
+caller, the partner tasks it started through the gateway)."""
 
 from __future__ import annotations
 
@@ -37,11 +38,20 @@ async def kill(args: argparse.Namespace, running: Running) -> int:
         print(json.dumps(report, indent=2))
         return 0
     canceled = report["canceled"]
-    print(
-        f"killed {report['target']} at {url}: canceled {len(canceled)} "
-        f"task{'' if len(canceled) == 1 else 's'} and {report['partnerTasks']} partner "
-        f"task{'' if report['partnerTasks'] == 1 else 's'} they started"
+    said = (
+        f"killed {report['target']} at {url}: canceled {_tasks(len(canceled))} and "
+        f"{_tasks(report['partnerTasks'], 'partner ')} they started"
     )
+    if args.caller is not None and "gatewayTasks" in report:
+        said += f", and {_tasks(report['gatewayTasks'], 'partner ')} it started through the gateway"
+        if report.get("gatewayFailed"):
+            said += f" ({report['gatewayFailed']} could not be canceled)"
+    print(said)
     for task_id in canceled:
         print(f"  {task_id}")
     return 0
+
+
+def _tasks(count: int, kind: str = "") -> str:
+    """`count` tasks, in words: "1 task", "2 partner tasks"."""
+    return f"{count} {kind}task{'' if count == 1 else 's'}"

@@ -357,8 +357,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
         "cancel every task of a context or a caller on a running hub",
         "The kill switch of a running hub (POST /admin/kill, an operator's credential with "
         "auth on): every task of the context or the caller that is not terminal is canceled "
-        "at once, with the partner tasks they started; the hub writes an audit line naming "
-        "who did it. `kill URL` is the same as `kill --url URL`.",
+        "at once, with the partner tasks they started (and, for a caller, the partner tasks it "
+        "started through the gateway); the hub writes an audit line naming who did it. "
+        "`kill URL` is the same as `kill --url URL`.",
         parents=[configured, credential],
     )
     killing.intermixed = True

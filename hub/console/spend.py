@@ -16,6 +16,7 @@ from litestar.response import Template
 from hub.console.access import AnyRequest, Visitor, form_of, hub_of, visitor_of
 from hub.console.render import page, problem
 from hub.errors import InvalidParamsError, ProtocolError
+from hub.server.kill import kill_summary
 from hub.tasks import KillTarget
 from hub.telemetry.spend import DEFAULT_WINDOW, Spend
 
@@ -100,10 +101,7 @@ async def kill(request: AnyRequest) -> Template:
         report = await hub_of(request).kill_switch.kill(target, by=visitor.caller)
     except ProtocolError as error:
         return problem(request, visitor, error)
-    killed = (
-        f"killed {target.describe()}: canceled {len(report.tasks)} tasks and "
-        f"{report.partner_tasks} partner tasks they started"
-    )
+    killed = f"killed {target.describe()}: {kill_summary(target, report)}"
     return _spend_page(request, visitor, killed=killed)
 
 

@@ -1,7 +1,9 @@
 """The kill switch: every task of a context or of a caller that is not terminal, canceled at
 once with the partner tasks they started, by an operator (`KillSwitch.kill`, the one
 operation), and its door `POST /admin/kill` (`a2a-hub kill` calls it; the console's buttons
-call the operation in the visitor's name).
+call the operation in the visitor's name). A kill of a caller also cancels, at the partners,
+the partner tasks that caller started through the gateway (`GatewayKill`); a kill of a
+context does not reach those, whose contexts are the partners'.
 
 Only an operator may use it: a credential with `operator: true`, or anyone with auth off,
 where every caller may cancel every task anyway. Each kill writes one line to the
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from litestar import Request, post
@@ -22,10 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hub.config.callers import Caller
 from hub.errors import InvalidParamsError, OperatorOnlyError, ProtocolError
 from hub.server.errors import rest_error_response
+from hub.server.gateway import GatewayKill
 from hub.tasks import KillReport, KillTarget, TaskManager
 from hub.telemetry.access import note_refusal
 
-__all__ = ["KILL_PATH", "KILL_ROUTES", "KillSwitch"]
+__all__ = ["KILL_PATH", "KILL_ROUTES", "KillSwitch", "kill_summary"]
 
 audit = logging.getLogger("hub.audit")
 
@@ -57,13 +60,14 @@ class KillRequest(BaseModel):
 
 @dataclass(slots=True, kw_only=True)
 class KillSwitch:
-    """The kill switch over the hub's task manager."""
+    """The kill switch over the hub's task manager and the gateway's partner tasks."""
 
     manager: TaskManager
+    gateway: GatewayKill
 
     async def kill(self, target: KillTarget, *, by: Caller) -> KillReport:
-        """End every open task of `target` and the partner tasks they started, in `by`'s
-        name, and write the audit line.
+        """End every open task of `target` and the partner tasks they started (for a caller,
+        those it started through the gateway too), in `by`'s name, and write the audit line.
 
         Raises:
             OperatorOnlyError: `by` is not an operator.
@@ -77,12 +81,14 @@ class KillSwitch:
                 "operator: true in auth.credentials"
             )
         report = await self.manager.kill(target)
+        if target.caller is not None:
+            reached = await self.gateway.kill(target.caller)
+            report = replace(report, gateway_tasks=reached.canceled, gateway_failed=reached.failed)
         audit.warning(
-            "kill of %s by %s: canceled %d tasks and %d partner tasks they started%s",
+            "kill of %s by %s: %s%s",
             target.describe(),
             who,
-            len(report.tasks),
-            report.partner_tasks,
+            kill_summary(target, report),
             f" ({', '.join(report.tasks)})" if report.tasks else "",
             extra={
                 "audit": {
@@ -92,10 +98,25 @@ class KillSwitch:
                     "address": by.address,
                     "tasks": list(report.tasks),
                     "partner_tasks": report.partner_tasks,
+                    "gateway_tasks": report.gateway_tasks,
+                    "gateway_failed": report.gateway_failed,
                 }
             },
         )
         return report
+
+
+def kill_summary(target: KillTarget, report: KillReport) -> str:
+    """What a kill ended, as the audit line and the console say it."""
+    said = (
+        f"canceled {len(report.tasks)} tasks and {report.partner_tasks} partner tasks they started"
+    )
+    if target.caller is None:
+        return said
+    said += f", and {report.gateway_tasks} partner tasks it started through the gateway"
+    if report.gateway_failed:
+        said += f" ({report.gateway_failed} could not be canceled)"
+    return said
 
 
 def report_json(target: KillTarget, report: KillReport) -> bytes:
@@ -105,6 +126,8 @@ def report_json(target: KillTarget, report: KillReport) -> bytes:
             "target": target.describe(),
             "canceled": list(report.tasks),
             "partnerTasks": report.partner_tasks,
+            "gatewayTasks": report.gateway_tasks,
+            "gatewayFailed": report.gateway_failed,
         }
     ).encode()
 

@@ -30,6 +30,7 @@ __all__ = [
     "LIVE_CHILD",
     "MAX_STATE_KEY",
     "MAX_STATE_VALUE",
+    "PARTNER_TASKS_OF",
     "PARTNER_TASK_OWNER",
     "PUSH_COLUMNS",
     "PUT_CHILD",
@@ -93,6 +94,11 @@ CLAIM_PARTNER_TASK = (
     "ON CONFLICT (agent, task_id) DO NOTHING"
 )
 PARTNER_TASK_OWNER = "SELECT owner FROM partner_tasks WHERE agent = ? AND task_id = ?"
+# Read off the index `partner_tasks_by_owner` alone, in its order: no sort, no table row.
+PARTNER_TASKS_OF = (
+    "SELECT agent, task_id FROM partner_tasks WHERE owner = ? "
+    "ORDER BY created_us DESC, agent, task_id LIMIT ?"
+)
 PUT_STATE = (
     "INSERT INTO skill_state (key, value, updated_us, expires_us) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (key) DO UPDATE SET "

@@ -279,6 +279,17 @@ class MemoryTaskStore:
         found = self._partner_tasks.get((agent, task_id))
         return None if found is None else found[0]
 
+    async def partner_tasks_of(self, owner: str, *, limit: int) -> builtins.list[tuple[str, str]]:
+        """The partner tasks `owner` started through the gateway, most recently claimed
+        first, at most `limit`."""
+        self._check_open()
+        claimed = sorted(
+            (-created, agent, task_id)
+            for (agent, task_id), (recorded, created) in self._partner_tasks.items()
+            if recorded == owner
+        )
+        return [(agent, task_id) for _, agent, task_id in claimed[:limit]]
+
     async def load_state(self, key: str) -> bytes | None:
         """The value saved under `key`, or None."""
         self._check_open()

@@ -172,6 +172,11 @@ class GatewayOwnerStore(Protocol):
     async def partner_task_owner(self, agent: str, task_id: str) -> str | None:
         """Who started partner `agent`'s task `task_id` through the gateway, or None."""
 
+    async def partner_tasks_of(self, owner: str, *, limit: int) -> list[tuple[str, str]]:
+        """The partner tasks `owner` started through the gateway, as (agent, task id): the
+        most recently claimed first, at most `limit` of them. A claim lasts as long as a
+        finished task (`delete_terminal_before` drops it with them)."""
+
 
 class SkillStateStore(Protocol):
     """A small key/value journal in which skills keep their own state durably: a value is

@@ -4,7 +4,9 @@ caller ends (`KillTarget`), and what it ended (`KillReport`).
 A kill ends every task of its target that is not terminal: the running ones (here, or on
 another replica through the shared store) and those waiting for input. Each is canceled the
 way CancelTask cancels it, so the delegation ledger cancels the partner tasks it started: a
-running skill's end settles its children, a parked task's are settled at once.
+running skill's end settles its children, a parked task's are settled at once. The partner
+tasks a caller started through the gateway are the kill switch's to cancel
+(`hub.server.kill`), above the partners; the report has room for them.
 """
 
 from __future__ import annotations
@@ -53,7 +55,14 @@ class KillReport:
         tasks: the ids of the hub's tasks it canceled.
         partner_tasks: how many partner tasks those tasks had started and left live, which
             the delegation ledger cancels with them.
+        gateway_tasks: how many partner tasks the caller had started through the gateway
+            the partners answered as canceled (a kill of a caller, by the kill switch; the
+            task manager knows nothing of them and leaves 0).
+        gateway_failed: how many of those could not be canceled (the partner unreachable,
+            refusing or late); one that had ended already is counted in neither.
     """
 
     tasks: tuple[str, ...]
     partner_tasks: int
+    gateway_tasks: int = 0
+    gateway_failed: int = 0

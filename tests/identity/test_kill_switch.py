@@ -109,6 +109,8 @@ async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_can
         "target": "caller 'alice'",
         "canceled": [task.id],
         "partnerTasks": len(PARTNERS),
+        "gatewayTasks": 0,
+        "gatewayFailed": 0,
     }
     assert sorted(line.agent for line in working) == list(PARTNERS)
     assert [found.status.state for found in partner_tasks] == [TaskState.CANCELED] * 5
@@ -116,7 +118,7 @@ async def test_a_swarm_of_five_killed_mid_flight_ends_all_five_partner_tasks_can
     audit = [record.getMessage() for record in caplog.records if record.name == "hub.audit"]
     assert audit == [
         f"kill of caller 'alice' by credential 'ops': canceled 1 tasks and 5 partner tasks "
-        f"they started ({task.id})"
+        f"they started, and 0 partner tasks it started through the gateway ({task.id})"
     ]
 
 
@@ -186,7 +188,8 @@ async def test_the_cli_kills_a_callers_tasks_and_says_what_it_ended(
     assert status == 0
     assert ended.status.state is TaskState.CANCELED
     assert capsys.readouterr().out.splitlines() == [
-        f"killed caller 'alice' at {hub.url}: canceled 1 task and 2 partner tasks they started",
+        f"killed caller 'alice' at {hub.url}: canceled 1 task and 2 partner tasks they started, "
+        "and 0 partner tasks it started through the gateway",
         f"  {task_id}",
     ]
 

@@ -179,6 +179,7 @@ async def test_a_file_of_schema_version_1_is_migrated_with_its_records(tmp_path:
         "tasks_unsettled",
         "children_live",
         "partner_tasks_by_time",
+        "partner_tasks_by_owner",
         "skill_state_expiring",
         "tasks_by_skill_time",
         "children_by_agent",

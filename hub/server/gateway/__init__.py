@@ -2,6 +2,7 @@
 on every binding and version the hub serves, behind the hub's own auth and limits."""
 
 from hub.server.gateway.gateway import Gateway
+from hub.server.gateway.kill import GatewayKill
 from hub.server.gateway.service import PartnerService
 
-__all__ = ["Gateway", "PartnerService"]
+__all__ = ["Gateway", "GatewayKill", "PartnerService"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hub.store.columns import CLAIM_PARTNER_TASK, PARTNER_TASK_OWNER
+from hub.store.columns import CLAIM_PARTNER_TASK, PARTNER_TASK_OWNER, PARTNER_TASKS_OF
 from hub.store.cursor import epoch_micros
 from hub.store.postgres.database import PostgresDatabase, numbered
 
@@ -13,6 +13,7 @@ __all__ = ["PostgresGatewayOwners"]
 
 _CLAIM = numbered(CLAIM_PARTNER_TASK)
 _OWNER = numbered(PARTNER_TASK_OWNER)
+_OWNED = numbered(PARTNER_TASKS_OF)
 
 
 class PostgresGatewayOwners(PostgresDatabase):
@@ -34,3 +35,11 @@ class PostgresGatewayOwners(PostgresDatabase):
         async with self._connection(failure) as db:
             owner = await db.fetchval(_OWNER, agent, task_id)
         return None if owner is None else str(owner)
+
+    async def partner_tasks_of(self, owner: str, *, limit: int) -> list[tuple[str, str]]:
+        """The partner tasks `owner` started through the gateway, most recently claimed
+        first, at most `limit`."""
+        failure = f"cannot read the partner tasks of a caller from {self.where}"
+        async with self._connection(failure) as db:
+            rows = await db.fetch(_OWNED, owner, limit)
+        return [(str(row["agent"]), str(row["task_id"])) for row in rows]

@@ -205,6 +205,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"UPDATE tasks SET search_text = ({_TEXT})",
         "CREATE INDEX tasks_by_text ON tasks USING gin (search_text gin_trgm_ops)",
     ),
+    (
+        # The kill switch finds the partner tasks a caller started through the gateway, the
+        # most recent first, in this index alone.
+        "CREATE INDEX partner_tasks_by_owner "
+        "ON partner_tasks (owner, created_us DESC, agent, task_id)",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 

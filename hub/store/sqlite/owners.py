@@ -7,7 +7,7 @@ import sqlite3
 from datetime import datetime
 
 from hub.errors import StoreError
-from hub.store.columns import CLAIM_PARTNER_TASK, PARTNER_TASK_OWNER
+from hub.store.columns import CLAIM_PARTNER_TASK, PARTNER_TASK_OWNER, PARTNER_TASKS_OF
 from hub.store.cursor import epoch_micros
 from hub.store.sqlite.database import SqliteDatabase
 
@@ -37,3 +37,15 @@ class SqliteGatewayOwners(SqliteDatabase):
                 f"cannot read the owner of a partner task from {self.path} ({exc})"
             ) from None
         return None if row is None else str(row[0])
+
+    async def partner_tasks_of(self, owner: str, *, limit: int) -> list[tuple[str, str]]:
+        """The partner tasks `owner` started through the gateway, most recently claimed
+        first, at most `limit`."""
+        db = self._conn()
+        try:
+            rows = db.execute(PARTNER_TASKS_OF, (owner, limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot read the partner tasks of a caller from {self.path} ({exc})"
+            ) from None
+        return [(str(agent), str(task_id)) for agent, task_id in rows]

@@ -169,6 +169,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 VALUES ('delete', OLD.rowid, OLD.search_text);
         END""",
     ),
+    (
+        # The kill switch finds the partner tasks a caller started through the gateway, the
+        # most recent first, in this index alone.
+        "CREATE INDEX partner_tasks_by_owner "
+        "ON partner_tasks (owner, created_us DESC, agent, task_id)",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
