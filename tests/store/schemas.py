@@ -5,16 +5,19 @@ store's steps, and a SQLite file or PostgreSQL database built with only the step
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hub.store import SqliteTaskStore
 from hub.store.postgres import schema as postgres_schema
+from hub.store.schema import read_schema
 from hub.store.sqlite import schema as sqlite_schema
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["postgres_at", "sqlite_at", "step_adding"]
+__all__ = ["migrated_sqlite", "postgres_at", "sqlite_at", "step_adding"]
 
 
 def step_adding(migrations: Sequence[Sequence[str]], statement: str) -> int:
@@ -42,3 +45,18 @@ async def postgres_at(db: asyncpg.Connection, version: int) -> None:
     for step in postgres_schema._MIGRATIONS[:version]:
         for statement in step:
             await db.execute(statement)
+
+
+async def migrated_sqlite(
+    path: Path, previous: int, check: Callable[[SqliteTaskStore], Awaitable[None]]
+) -> None:
+    """Open the SQLite file at `path`, of schema `previous`, as a store (which migrates it),
+    run `check` on the store, and close it; the file is then of the current schema."""
+    assert (await read_schema("sqlite", path=str(path))).version == previous
+    store = SqliteTaskStore(path)
+    await store.open()
+    try:
+        await check(store)
+    finally:
+        await store.close()
+    assert (await read_schema("sqlite", path=str(path))).current

@@ -19,7 +19,7 @@ from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at
-from .schemas import postgres_at, sqlite_at, step_adding
+from .schemas import migrated_sqlite, postgres_at, sqlite_at, step_adding
 
 pytestmark = pytest.mark.anyio
 
@@ -51,15 +51,7 @@ async def test_a_sqlite_file_of_the_schema_before_lists_a_callers_partner_tasks_
         sqlite_at(old, previous)
         old.executemany(CLAIM_PARTNER_TASK, _CLAIMS)
     old.close()
-    assert (await read_schema("sqlite", path=str(path))).version == previous
-
-    store = SqliteTaskStore(path)
-    await store.open()
-    try:
-        await _check_migrated(store)
-    finally:
-        await store.close()
-    assert (await read_schema("sqlite", path=str(path))).current
+    await migrated_sqlite(path, previous, _check_migrated)
     with sqlite3.connect(path) as db:
         plan = " ".join(
             str(row[-1]) for row in db.execute(f"EXPLAIN QUERY PLAN {PARTNER_TASKS_OF}", ("a", 5))

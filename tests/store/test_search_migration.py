@@ -19,7 +19,7 @@ from hub.store.sqlite import schema as sqlite_schema
 from tests.postgres import PostgresCluster, fresh_database
 
 from .records import at, make_record
-from .schemas import postgres_at, sqlite_at, step_adding
+from .schemas import migrated_sqlite, postgres_at, sqlite_at, step_adding
 
 # A task row as the schema before the search step has it: the columns up to the trace id.
 _OLD_PUT = (
@@ -92,15 +92,7 @@ async def test_a_sqlite_file_of_the_schema_before_gains_search_and_partner_filte
         old.executemany(_OLD_PUT, [_old_row(record) for record in records])
         old.executemany(PUT_CHILD, [child_row(line) for line in lines])
     old.close()
-    assert (await read_schema("sqlite", path=str(path))).version == previous
-
-    store = SqliteTaskStore(path)
-    await store.open()
-    try:
-        await _check_migrated(store)
-    finally:
-        await store.close()
-    assert (await read_schema("sqlite", path=str(path))).current
+    await migrated_sqlite(path, previous, _check_migrated)
     with sqlite3.connect(path) as db:
         plans = {
             name: " ".join(str(row[-1]) for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", args))
