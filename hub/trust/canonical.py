@@ -34,11 +34,9 @@ _IMPLICIT_FALSE = (
 
 
 def signing_input(card: AgentCard) -> bytes:
-    """The canonical bytes of `card` that its signatures sign (the JWS payload)."""
-    document = card.to_wire()
-    document.pop("signatures", None)
-    kept = _without_defaults(document, ())
-    return rfc8785.dumps(kept if kept is not None else {})
+    """The canonical bytes of `card` that its signatures sign (the JWS payload): those of
+    its 1.0 JSON, where every field is one the 1.0 card knows."""
+    return rendering_signing_input(card.to_wire())
 
 
 def rendering_signing_input(document: dict[str, Any]) -> bytes:
@@ -80,7 +78,7 @@ def _typed_without_defaults(value: Any, annotation: Any, path: tuple[str, ...]) 
     elif origin is dict and isinstance(value, dict):
         _, item_type = get_args(annotation)
         entries = {
-            key: _typed_without_defaults(item, item_type, (*path, "*"))
+            key: _typed_without_defaults(item, item_type, (*path, key))
             for key, item in value.items()
         }
         return {key: item for key, item in entries.items() if item is not None} or None
