@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import anyio
 
-from hub.errors import ClientError, RemoteRpcError, TaskNotCancelableError, TaskNotFoundError
+from hub.errors import ClientError, RemoteRpcError, TaskNotFoundError
 from hub.partners import Partners
+from hub.partners.children import PartnerChildren
 from hub.protocol import TaskState
-from hub.protocol.trace import past_the_deadline
 from hub.store import GatewayOwnerStore
 
 __all__ = ["KILL_CONCURRENCY", "KILL_LIMIT", "KILL_WAIT", "GatewayKill", "GatewayKillCount"]
@@ -37,8 +37,6 @@ KILL_CONCURRENCY = 16
 
 KILL_WAIT = 30.0
 """Seconds a kill waits for the partners in all; a cancel not answered by then failed."""
-
-_ENDED = (TaskNotCancelableError.code, TaskNotFoundError.code)
 
 
 class _Outcome(enum.Enum):
@@ -72,7 +70,7 @@ class GatewayKill:
     def __init__(
         self, *, partners: Partners, store: GatewayOwnerStore, within: float = KILL_WAIT
     ) -> None:
-        self._partners = partners
+        self._children = PartnerChildren(partners)
         self._store = store
         self._within = within
 
@@ -108,19 +106,17 @@ class GatewayKill:
         )
 
     async def _cancel(self, agent: str, task_id: str) -> _Outcome:
-        """CancelTask to one partner task; what came of it. The cancel goes out even when
-        the operator's deadline has passed (the partner's own timeouts bound it)."""
-        with past_the_deadline():
-            try:
-                client = await self._partners.client(agent)
-                task = await client.cancel(task_id)
-            except RemoteRpcError as exc:
-                if exc.code in _ENDED:
-                    return _Outcome.ENDED
-                return _failed(agent, task_id, exc.for_log())
-            except ClientError as exc:
-                return _failed(agent, task_id, exc.for_log())
-        state = task.status.state
+        """CancelTask to one partner task, as the delegation ledger cancels its children
+        (`PartnerChildren.cancel_child`: sent even past the operator's deadline; a task that
+        had ended is looked up); what came of it."""
+        try:
+            state = await self._children.cancel_child(agent, task_id)
+        except RemoteRpcError as exc:
+            if exc.code == TaskNotFoundError.code:  # the partner no longer knows it
+                return _Outcome.ENDED
+            return _failed(agent, task_id, exc.for_log())
+        except ClientError as exc:
+            return _failed(agent, task_id, exc.for_log())
         if state is TaskState.CANCELED:
             return _Outcome.CANCELED
         if state.is_terminal:
